@@ -1,0 +1,542 @@
+//! Every access pattern of the design, each one request: a `GetItem` on a
+//! [`Key`] or a `Query` described by a [`KeyQuery`]. The key condition of each
+//! pattern is written next to its name; [`PATTERNS`] lists them for the docs
+//! and a test checks every function against its listed condition.
+
+use crate::ids::{BrandId, CategoryId, Email, OrderId, UserId};
+use crate::keys::{brand, category, ItemKeys, Key};
+use crate::model::{ListingStatus, OrderStatus};
+use crate::schema::{EntityType, Index};
+
+/// A condition on the sort key of a query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// `begins_with(sk, prefix)`.
+    BeginsWith(String),
+    /// `sk BETWEEN low AND high` (inclusive).
+    Between(String, String),
+}
+
+/// One `Query` request: an index, a partition, a sort-key condition, an order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyQuery {
+    /// Which index.
+    pub index: Index,
+    /// The partition key value.
+    pub pk: String,
+    /// The sort key condition.
+    pub sk: SortKey,
+    /// Descending sort key order (newest first for ULID keys).
+    pub newest_first: bool,
+}
+
+impl KeyQuery {
+    fn new(index: Index, pk: impl Into<String>, prefix: impl Into<String>) -> Self {
+        KeyQuery { index, pk: pk.into(), sk: SortKey::BeginsWith(prefix.into()), newest_first: false }
+    }
+
+    fn newest_first(mut self) -> Self {
+        self.newest_first = true;
+        self
+    }
+
+    /// A stable description of the query, used to bind a pagination cursor to it.
+    pub fn fingerprint(&self) -> String {
+        let sk = match &self.sk {
+            SortKey::BeginsWith(p) => format!("begins_with({p})"),
+            SortKey::Between(l, h) => format!("between({l},{h})"),
+        };
+        format!("{}|{}|{}|{}", self.index, self.pk, sk, if self.newest_first { "desc" } else { "asc" })
+    }
+
+    /// Whether an item with these keys is selected by the query.
+    pub fn selects(&self, item: &ItemKeys) -> bool {
+        item.on(self.index).is_some_and(|k| {
+            k.pk == self.pk
+                && match &self.sk {
+                    SortKey::BeginsWith(p) => k.sk.starts_with(p.as_str()),
+                    SortKey::Between(l, h) => l <= &k.sk && &k.sk <= h,
+                }
+        })
+    }
+
+    /// Whether a key on the query's index (from a cursor) lies in the
+    /// query's partition and sort-key range.
+    pub fn contains(&self, key: &Key) -> bool {
+        key.pk == self.pk
+            && match &self.sk {
+                SortKey::BeginsWith(p) => key.sk.starts_with(p.as_str()),
+                SortKey::Between(l, h) => l <= &key.sk && &key.sk <= h,
+            }
+    }
+}
+
+// ---- Catalog (seed 003) -------------------------------------------------
+
+/// Catalog AP1: all brands. `pk = BRANDS AND begins_with(sk, BRAND#)`.
+pub fn brands() -> KeyQuery {
+    KeyQuery::new(Index::Table, brand::PARTITION, "BRAND#")
+}
+
+/// Catalog AP2: all categories. `pk = CATEGORIES AND begins_with(sk, CATEGORY#)`.
+pub fn categories() -> KeyQuery {
+    KeyQuery::new(Index::Table, category::PARTITION, "CATEGORY#")
+}
+
+/// Catalog AP6: a brand's products.
+/// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#)`.
+pub fn products_by_brand(brand: &BrandId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, format!("BRAND#{brand}"), "CATEGORY#")
+}
+
+/// Catalog AP7: a brand's products in one category.
+/// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#<categoryId>#PRODUCT#)`.
+pub fn products_by_brand_and_category(brand: &BrandId, category: &CategoryId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, format!("BRAND#{brand}"), format!("CATEGORY#{category}#PRODUCT#"))
+}
+
+/// Catalog AP8: a category's products (the same partition also holds
+/// active listings; the `BRAND#` prefix selects products only).
+/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
+pub fn products_by_category(category: &CategoryId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi2, format!("CATEGORY#{category}"), "BRAND#")
+}
+
+/// Catalog AP9: a category's products of one brand.
+/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#<brandId>#PRODUCT#)`.
+pub fn products_by_category_and_brand(category: &CategoryId, brand: &BrandId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi2, format!("CATEGORY#{category}"), format!("BRAND#{brand}#PRODUCT#"))
+}
+
+// ---- Marketplace (seed 000) ---------------------------------------------
+
+/// Marketplace AP2: a user by email (admin).
+/// `GSI1: gsi1pk = USER_EMAIL#<email> AND begins_with(gsi1sk, USER#)`.
+pub fn user_by_email(email: &Email) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, format!("USER_EMAIL#{email}"), "USER#")
+}
+
+/// Marketplace AP4/AP5: a seller's listings, all statuses or one.
+/// `GSI1: gsi1pk = SELLER#<sellerId> AND begins_with(gsi1sk, LISTING#[<status>#])`.
+pub fn seller_listings(seller: &UserId, status: Option<ListingStatus>) -> KeyQuery {
+    let prefix = match status {
+        Some(s) => format!("LISTING#{s}#"),
+        None => "LISTING#".to_owned(),
+    };
+    KeyQuery::new(Index::Gsi1, format!("SELLER#{seller}"), prefix)
+}
+
+/// Marketplace AP6: a category's active listings, newest first (sparse GSI2).
+/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, LISTING#)`, descending.
+pub fn category_listings(category: &CategoryId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi2, format!("CATEGORY#{category}"), "LISTING#").newest_first()
+}
+
+/// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first.
+/// `GSI1: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
+pub fn buyer_orders(buyer: &UserId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, format!("BUYER#{buyer}"), "ORDER#").newest_first()
+}
+
+/// Marketplace AP9: a seller's sales, newest first.
+/// `GSI2: gsi2pk = SELLER#<sellerId> AND begins_with(gsi2sk, ORDER#)`, descending.
+pub fn seller_orders(seller: &UserId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi2, format!("SELLER#{seller}"), "ORDER#").newest_first()
+}
+
+/// Marketplace AP10: reviews about a user, newest first (primary table).
+/// `pk = USER#<userId> AND begins_with(sk, REVIEW#)`, descending.
+pub fn reviews_about(user: &UserId) -> KeyQuery {
+    KeyQuery::new(Index::Table, format!("USER#{user}"), "REVIEW#").newest_first()
+}
+
+/// Marketplace AP11: reviews written by a user, newest first.
+/// `GSI1: gsi1pk = AUTHOR#<authorId> AND begins_with(gsi1sk, REVIEW#)`, descending.
+pub fn reviews_by(author: &UserId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, format!("AUTHOR#{author}"), "REVIEW#").newest_first()
+}
+
+// ---- E-commerce orders (seed 001) ---------------------------------------
+
+/// E-commerce AP4: the items of an order.
+/// `pk = ORDER#<orderId> AND begins_with(sk, ITEM#)`.
+pub fn order_items(order: &OrderId) -> KeyQuery {
+    KeyQuery::new(Index::Table, format!("ORDER#{order}"), "ITEM#")
+}
+
+/// E-commerce AP3/AP7/AP8: one shard of a status, newest first, optionally
+/// limited to a ULID range (from [`crate::time::ulid_bounds`]). One query per
+/// shard; the reader fans out over `0..shard_count` and merges by id.
+/// `GSI3: gsi3pk = STATUS#<status>#<shard> AND begins_with(gsi3sk, ORDER#)` or
+/// `gsi3sk BETWEEN ORDER#<low> AND ORDER#<high>`, descending.
+pub fn orders_by_status_shard(status: OrderStatus, shard: u16, range: Option<(OrderId, OrderId)>) -> KeyQuery {
+    let pk = crate::keys::order::status_partition(status, shard);
+    let mut q = KeyQuery::new(Index::Gsi3, pk, "ORDER#").newest_first();
+    if let Some((low, high)) = range {
+        q.sk = SortKey::Between(crate::keys::order::sort_value(&low), crate::keys::order::sort_value(&high));
+    }
+    q
+}
+
+/// One access pattern as documented.
+#[derive(Clone, Copy, Debug)]
+pub struct Pattern {
+    /// Which design and number, for example `catalog AP6`.
+    pub id: &'static str,
+    /// What it answers.
+    pub what: &'static str,
+    /// `GetItem`, `Query` or `Query xN` (fan-out).
+    pub operation: &'static str,
+    /// The entity it returns.
+    pub entity: EntityType,
+    /// Index used.
+    pub index: Index,
+    /// Key condition as a template.
+    pub condition: &'static str,
+    /// The HTTP route serving it.
+    pub route: &'static str,
+}
+
+const fn p(
+    id: &'static str,
+    what: &'static str,
+    operation: &'static str,
+    entity: EntityType,
+    index: Index,
+    condition: &'static str,
+    route: &'static str,
+) -> Pattern {
+    Pattern { id, what, operation, entity, index, condition, route }
+}
+
+/// Every access pattern, for the generated docs.
+pub const PATTERNS: &[Pattern] = &[
+    p(
+        "catalog AP1",
+        "all brands",
+        "Query",
+        EntityType::Brand,
+        Index::Table,
+        "pk = BRANDS, begins_with(sk, BRAND#)",
+        "GET /brands",
+    ),
+    p(
+        "catalog AP2",
+        "all categories",
+        "Query",
+        EntityType::Category,
+        Index::Table,
+        "pk = CATEGORIES, begins_with(sk, CATEGORY#)",
+        "GET /categories",
+    ),
+    p(
+        "catalog AP3",
+        "product by id",
+        "GetItem",
+        EntityType::Product,
+        Index::Table,
+        "pk = PRODUCT#<productId>, sk = #METADATA",
+        "GET /products/{productId}",
+    ),
+    p(
+        "catalog AP4-5",
+        "change stock (never below zero)",
+        "UpdateItem",
+        EntityType::Product,
+        Index::Table,
+        "pk = PRODUCT#<productId>, sk = #METADATA",
+        "POST /products/{productId}/stock",
+    ),
+    p(
+        "catalog AP6",
+        "products of a brand",
+        "Query",
+        EntityType::Product,
+        Index::Gsi1,
+        "gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#)",
+        "GET /brands/{brandId}/products",
+    ),
+    p(
+        "catalog AP7",
+        "products of a brand in a category",
+        "Query",
+        EntityType::Product,
+        Index::Gsi1,
+        "gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#<categoryId>#PRODUCT#)",
+        "GET /brands/{brandId}/products?categoryId=",
+    ),
+    p(
+        "catalog AP8",
+        "products of a category",
+        "Query",
+        EntityType::Product,
+        Index::Gsi2,
+        "gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, BRAND#)",
+        "GET /categories/{categoryId}/products",
+    ),
+    p(
+        "catalog AP9",
+        "products of a category by a brand",
+        "Query",
+        EntityType::Product,
+        Index::Gsi2,
+        "gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, BRAND#<brandId>#PRODUCT#)",
+        "GET /categories/{categoryId}/products?brandId=",
+    ),
+    p(
+        "marketplace AP1",
+        "user by id",
+        "GetItem",
+        EntityType::User,
+        Index::Table,
+        "pk = USER#<userId>, sk = #METADATA",
+        "GET /users/{userId}",
+    ),
+    p(
+        "marketplace AP2",
+        "user by email (admin)",
+        "Query",
+        EntityType::User,
+        Index::Gsi1,
+        "gsi1pk = USER_EMAIL#<email>, begins_with(gsi1sk, USER#)",
+        "GET /users?email=",
+    ),
+    p(
+        "marketplace AP3",
+        "listing by id",
+        "GetItem",
+        EntityType::Listing,
+        Index::Table,
+        "pk = LISTING#<listingId>, sk = #METADATA",
+        "GET /listings/{listingId}",
+    ),
+    p(
+        "marketplace AP4",
+        "a seller's listings, any status",
+        "Query",
+        EntityType::Listing,
+        Index::Gsi1,
+        "gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#)",
+        "GET /sellers/{sellerId}/listings",
+    ),
+    p(
+        "marketplace AP5",
+        "a seller's active listings",
+        "Query",
+        EntityType::Listing,
+        Index::Gsi1,
+        "gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#<status>#)",
+        "GET /sellers/{sellerId}/listings?status=active",
+    ),
+    p(
+        "marketplace AP6",
+        "active listings of a category, newest first",
+        "Query",
+        EntityType::Listing,
+        Index::Gsi2,
+        "gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, LISTING#), descending",
+        "GET /categories/{categoryId}/listings",
+    ),
+    p(
+        "marketplace AP7, e-commerce AP1",
+        "order by id",
+        "GetItem",
+        EntityType::Order,
+        Index::Table,
+        "pk = ORDER#<orderId>, sk = #METADATA",
+        "GET /orders/{orderId}",
+    ),
+    p(
+        "marketplace AP8, e-commerce AP2",
+        "a buyer's orders, newest first",
+        "Query",
+        EntityType::Order,
+        Index::Gsi1,
+        "gsi1pk = BUYER#<buyerId>, begins_with(gsi1sk, ORDER#), descending",
+        "GET /buyers/{buyerId}/orders",
+    ),
+    p(
+        "marketplace AP9",
+        "a seller's sales, newest first",
+        "Query",
+        EntityType::Order,
+        Index::Gsi2,
+        "gsi2pk = SELLER#<sellerId>, begins_with(gsi2sk, ORDER#), descending",
+        "GET /sellers/{sellerId}/orders",
+    ),
+    p(
+        "marketplace AP10",
+        "reviews about a user, newest first",
+        "Query",
+        EntityType::Review,
+        Index::Table,
+        "pk = USER#<userId>, begins_with(sk, REVIEW#), descending",
+        "GET /users/{userId}/reviews",
+    ),
+    p(
+        "marketplace AP11",
+        "reviews written by a user, newest first",
+        "Query",
+        EntityType::Review,
+        Index::Gsi1,
+        "gsi1pk = AUTHOR#<authorId>, begins_with(gsi1sk, REVIEW#), descending",
+        "GET /users/{userId}/reviews/written",
+    ),
+    p(
+        "e-commerce AP3",
+        "orders by status, newest first",
+        "Query x shards",
+        EntityType::Order,
+        Index::Gsi3,
+        "gsi3pk = STATUS#<status>#<shard>, begins_with(gsi3sk, ORDER#), descending",
+        "GET /orders?status=",
+    ),
+    p(
+        "e-commerce AP4",
+        "items of an order",
+        "Query",
+        EntityType::OrderItem,
+        Index::Table,
+        "pk = ORDER#<orderId>, begins_with(sk, ITEM#)",
+        "GET /orders/{orderId}/items",
+    ),
+    p(
+        "e-commerce AP5",
+        "one item of an order",
+        "GetItem",
+        EntityType::OrderItem,
+        Index::Table,
+        "pk = ORDER#<orderId>, sk = ITEM#<itemId>",
+        "GET /orders/{orderId}/items/{itemId}",
+    ),
+    p(
+        "e-commerce AP6",
+        "customer profile",
+        "GetItem",
+        EntityType::User,
+        Index::Table,
+        "pk = USER#<userId>, sk = #METADATA",
+        "GET /users/{userId}",
+    ),
+    p(
+        "e-commerce AP7",
+        "recent orders, all statuses",
+        "Query x statuses x shards",
+        EntityType::Order,
+        Index::Gsi3,
+        "gsi3pk = STATUS#<status>#<shard>, begins_with(gsi3sk, ORDER#), descending",
+        "GET /orders",
+    ),
+    p(
+        "e-commerce AP8",
+        "orders in a date range",
+        "Query x shards",
+        EntityType::Order,
+        Index::Gsi3,
+        "gsi3pk = STATUS#<status>#<shard>, gsi3sk BETWEEN ORDER#<low> AND ORDER#<high>, descending",
+        "GET /orders?status=&from=&to=",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::tests::any_item;
+    use crate::schema::match_template;
+    use proptest::prelude::*;
+
+    fn ids() -> (BrandId, CategoryId, UserId, Email, OrderId) {
+        (
+            "acme".parse().unwrap(),
+            "pottery".parse().unwrap(),
+            "u1".parse().unwrap(),
+            "a@b.co".parse().unwrap(),
+            OrderId::generate(),
+        )
+    }
+
+    /// Each query function paired with the entity it must return.
+    fn queries() -> Vec<(&'static str, KeyQuery, EntityType)> {
+        let (b, c, u, e, o) = ids();
+        vec![
+            ("catalog AP1", brands(), EntityType::Brand),
+            ("catalog AP2", categories(), EntityType::Category),
+            ("catalog AP6", products_by_brand(&b), EntityType::Product),
+            ("catalog AP7", products_by_brand_and_category(&b, &c), EntityType::Product),
+            ("catalog AP8", products_by_category(&c), EntityType::Product),
+            ("catalog AP9", products_by_category_and_brand(&c, &b), EntityType::Product),
+            ("marketplace AP2", user_by_email(&e), EntityType::User),
+            ("marketplace AP4", seller_listings(&u, None), EntityType::Listing),
+            ("marketplace AP5", seller_listings(&u, Some(ListingStatus::Active)), EntityType::Listing),
+            ("marketplace AP6", category_listings(&c), EntityType::Listing),
+            ("marketplace AP8, e-commerce AP2", buyer_orders(&u), EntityType::Order),
+            ("marketplace AP9", seller_orders(&u), EntityType::Order),
+            ("marketplace AP10", reviews_about(&u), EntityType::Review),
+            ("marketplace AP11", reviews_by(&u), EntityType::Review),
+            ("e-commerce AP3", orders_by_status_shard(OrderStatus::Pending, 3, None), EntityType::Order),
+            ("e-commerce AP4", order_items(&o), EntityType::OrderItem),
+            ("e-commerce AP8", orders_by_status_shard(OrderStatus::Pending, 3, Some((o, o))), EntityType::Order),
+        ]
+    }
+
+    /// The documented condition of each pattern is what its function builds.
+    #[test]
+    fn functions_match_their_documented_conditions() {
+        for (id, q, entity) in queries() {
+            let doc = PATTERNS.iter().find(|p| p.id == id).unwrap_or_else(|| panic!("{id} undocumented"));
+            assert_eq!((doc.index, doc.entity), (q.index, entity), "{id}");
+            let (pk_part, sk_part) = doc.condition.split_once(", ").unwrap();
+            let pk_template = pk_part.split(" = ").nth(1).unwrap();
+            assert!(match_template(pk_template, &q.pk).is_some(), "{id}: {} vs {pk_template}", q.pk);
+            match &q.sk {
+                SortKey::BeginsWith(prefix) => {
+                    let inner = sk_part.strip_prefix(&format!("begins_with({}, ", q.index.sk())).unwrap();
+                    let t = &inner[..inner.find(')').unwrap()];
+                    let (t, v) = (t.trim_end_matches('#'), prefix.trim_end_matches('#'));
+                    assert!(match_template(t, v).is_some(), "{id}: {prefix} vs {t}");
+                }
+                SortKey::Between(..) => assert!(sk_part.contains("BETWEEN"), "{id}"),
+            }
+            assert_eq!(q.newest_first, doc.condition.ends_with("descending"), "{id}");
+        }
+    }
+
+    proptest! {
+        /// A query never selects an item of another entity: a shared
+        /// partition (such as GSI2's `CATEGORY#`) is split by sort-key prefix.
+        #[test]
+        fn queries_select_only_their_entity((item, _) in any_item()) {
+            for (id, q, entity) in queries() {
+                if item.entity != entity {
+                    prop_assert!(!q.selects(&item), "{id} selects a {:?}", item.entity);
+                }
+            }
+        }
+
+        /// A category's product queries and its listing browse split one
+        /// partition between them.
+        #[test]
+        fn category_partition_is_split_by_prefix(b in "[a-z]{1,8}", l in any::<u128>()) {
+            let (_, c, u, _, _) = ids();
+            let brand: BrandId = b.parse().unwrap();
+            let pid = crate::ids::ProductId::from_ulid(ulid::Ulid::from_parts(1, l));
+            let lid = crate::ids::ListingId::from_ulid(ulid::Ulid::from_parts(1, l));
+            let product = crate::keys::product::item_keys(&pid, &brand, &c);
+            let listing = crate::keys::listing::item_keys(&lid, &u, ListingStatus::Active, &c);
+            prop_assert!(products_by_category(&c).selects(&product));
+            prop_assert!(!products_by_category(&c).selects(&listing));
+            prop_assert!(category_listings(&c).selects(&listing));
+            prop_assert!(!category_listings(&c).selects(&product));
+        }
+    }
+
+    #[test]
+    fn fingerprints_differ_between_queries() {
+        let qs = queries();
+        for (i, (a, qa, _)) in qs.iter().enumerate() {
+            for (b, qb, _) in &qs[i + 1..] {
+                assert_ne!(qa.fingerprint(), qb.fingerprint(), "{a} vs {b}");
+            }
+        }
+    }
+}

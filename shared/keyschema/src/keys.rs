@@ -1,0 +1,350 @@
+//! Key functions: the only place key strings are built. Each function
+//! follows its entity's template in [`crate::schema::ENTITIES`]; the tests
+//! check that they do, and that keys parse back into the ids they came from.
+
+use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
+use crate::model::{ListingStatus, OrderStatus};
+use crate::schema::{EntityType, Index};
+
+/// A key pair on one index.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// Partition key value.
+    pub pk: String,
+    /// Sort key value.
+    pub sk: String,
+}
+
+impl Key {
+    fn new(pk: impl Into<String>, sk: impl Into<String>) -> Self {
+        Key { pk: pk.into(), sk: sk.into() }
+    }
+}
+
+/// All key attributes of one item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemKeys {
+    /// Which entity the item is.
+    pub entity: EntityType,
+    /// Keys on the table, GSI1, GSI2, GSI3.
+    pub keys: [Option<Key>; 4],
+}
+
+impl ItemKeys {
+    /// Keys of an item that is only on the base table.
+    pub fn table_only(entity: EntityType, key: Key) -> Self {
+        ItemKeys { entity, keys: [Some(key), None, None, None] }
+    }
+
+    /// The primary key.
+    pub fn primary(&self) -> &Key {
+        // Every constructor sets the table key.
+        self.keys[0].as_ref().unwrap_or_else(|| unreachable!("items always have a table key"))
+    }
+
+    /// The key on one index, if the item is in it.
+    pub fn on(&self, index: Index) -> Option<&Key> {
+        self.keys[index as usize].as_ref()
+    }
+
+    /// `(attribute, value)` for every key attribute the item has.
+    pub fn attributes(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        Index::ALL
+            .into_iter()
+            .filter_map(|i| self.on(i).map(|k| (i, k)))
+            .flat_map(|(i, k)| [(i.pk(), k.pk.as_str()), (i.sk(), k.sk.as_str())])
+    }
+}
+
+/// Sort key of every entity's main record.
+pub const METADATA: &str = "#METADATA";
+
+/// User: `USER#<userId>` / `#METADATA`; GSI1 `USER_EMAIL#<email>` / `USER#<userId>`.
+pub mod user {
+    use super::*;
+    /// Primary key.
+    pub fn key(id: &UserId) -> Key {
+        Key::new(format!("USER#{id}"), METADATA)
+    }
+    /// GSI1 key: lookup by email.
+    pub fn by_email(email: &Email, id: &UserId) -> Key {
+        Key::new(format!("USER_EMAIL#{email}"), format!("USER#{id}"))
+    }
+    /// All keys of a user item.
+    pub fn item_keys(id: &UserId, email: &Email) -> ItemKeys {
+        ItemKeys { entity: EntityType::User, keys: [Some(key(id)), Some(by_email(email, id)), None, None] }
+    }
+}
+
+/// Email guard: `USER_EMAIL#<email>` / `#UNIQUE`.
+pub mod email_guard {
+    use super::*;
+    /// Primary key (and all keys) of the guard item.
+    pub fn key(email: &Email) -> Key {
+        Key::new(format!("USER_EMAIL#{email}"), "#UNIQUE")
+    }
+}
+
+/// Listing: `LISTING#<listingId>` / `#METADATA`; GSI1 by seller and status;
+/// GSI2 by category only while active (sparse).
+pub mod listing {
+    use super::*;
+    /// Primary key.
+    pub fn key(id: &ListingId) -> Key {
+        Key::new(format!("LISTING#{id}"), METADATA)
+    }
+    /// GSI1 key: a seller's listings, status as sort-key prefix.
+    pub fn by_seller(seller: &UserId, status: ListingStatus, id: &ListingId) -> Key {
+        Key::new(format!("SELLER#{seller}"), format!("LISTING#{status}#{id}"))
+    }
+    /// GSI2 key: the category browse index; only active listings carry it.
+    pub fn by_category(category: &CategoryId, id: &ListingId) -> Key {
+        Key::new(format!("CATEGORY#{category}"), format!("LISTING#{id}"))
+    }
+    /// All keys of a listing item in the given state.
+    pub fn item_keys(id: &ListingId, seller: &UserId, status: ListingStatus, category: &CategoryId) -> ItemKeys {
+        let browse = (status == ListingStatus::Active).then(|| by_category(category, id));
+        ItemKeys {
+            entity: EntityType::Listing,
+            keys: [Some(key(id)), Some(by_seller(seller, status, id)), browse, None],
+        }
+    }
+}
+
+/// Order: `ORDER#<orderId>` / `#METADATA`; GSI1 by buyer; GSI2 by seller
+/// (listing orders); GSI3 by status, write-sharded.
+pub mod order {
+    use super::*;
+    /// Primary key.
+    pub fn key(id: &OrderId) -> Key {
+        Key::new(format!("ORDER#{id}"), METADATA)
+    }
+    /// GSI1 key: a buyer's orders, newest first by ULID.
+    pub fn by_buyer(buyer: &UserId, id: &OrderId) -> Key {
+        Key::new(format!("BUYER#{buyer}"), format!("ORDER#{id}"))
+    }
+    /// GSI2 key: a seller's sales.
+    pub fn by_seller(seller: &UserId, id: &OrderId) -> Key {
+        Key::new(format!("SELLER#{seller}"), format!("ORDER#{id}"))
+    }
+    /// GSI3 partition of one status shard.
+    pub fn status_partition(status: OrderStatus, shard: u16) -> String {
+        format!("STATUS#{status}#{shard}")
+    }
+    /// GSI3 key: orders by status; the shard comes from the id.
+    pub fn by_status(status: OrderStatus, id: &OrderId, shard_count: u16) -> Key {
+        Key::new(status_partition(status, crate::shard::order_shard(id, shard_count)), format!("ORDER#{id}"))
+    }
+    /// Sort-key value of an order on GSI1-3 (also a ULID range bound).
+    pub fn sort_value(id: &OrderId) -> String {
+        format!("ORDER#{id}")
+    }
+    /// All keys of an order item.
+    pub fn item_keys(
+        id: &OrderId,
+        buyer: &UserId,
+        seller: Option<&UserId>,
+        status: OrderStatus,
+        shard_count: u16,
+    ) -> ItemKeys {
+        ItemKeys {
+            entity: EntityType::Order,
+            keys: [
+                Some(key(id)),
+                Some(by_buyer(buyer, id)),
+                seller.map(|s| by_seller(s, id)),
+                Some(by_status(status, id, shard_count)),
+            ],
+        }
+    }
+}
+
+/// Order item: `ORDER#<orderId>` / `ITEM#<productId or listingId>`.
+pub mod order_item {
+    use super::*;
+    /// Primary key; `item` is the product or listing id.
+    pub fn key(order: &OrderId, item: &str) -> Key {
+        Key::new(format!("ORDER#{order}"), format!("ITEM#{item}"))
+    }
+}
+
+/// Review: `USER#<reviewedUserId>` / `REVIEW#<reviewId>`; GSI1 by author.
+pub mod review {
+    use super::*;
+    /// Primary key: in the reviewed user's partition.
+    pub fn key(reviewed: &UserId, id: &ReviewId) -> Key {
+        Key::new(format!("USER#{reviewed}"), format!("REVIEW#{id}"))
+    }
+    /// GSI1 key: reviews written by a user.
+    pub fn by_author(author: &UserId, id: &ReviewId) -> Key {
+        Key::new(format!("AUTHOR#{author}"), format!("REVIEW#{id}"))
+    }
+    /// All keys of a review item.
+    pub fn item_keys(reviewed: &UserId, author: &UserId, id: &ReviewId) -> ItemKeys {
+        ItemKeys {
+            entity: EntityType::Review,
+            keys: [Some(key(reviewed, id)), Some(by_author(author, id)), None, None],
+        }
+    }
+}
+
+/// Brand: `BRANDS` / `BRAND#<brandId>`.
+pub mod brand {
+    use super::*;
+    /// The partition holding every brand.
+    pub const PARTITION: &str = "BRANDS";
+    /// Primary key.
+    pub fn key(id: &BrandId) -> Key {
+        Key::new(PARTITION, format!("BRAND#{id}"))
+    }
+}
+
+/// Category: `CATEGORIES` / `CATEGORY#<categoryId>`.
+pub mod category {
+    use super::*;
+    /// The partition holding every category.
+    pub const PARTITION: &str = "CATEGORIES";
+    /// Primary key.
+    pub fn key(id: &CategoryId) -> Key {
+        Key::new(PARTITION, format!("CATEGORY#{id}"))
+    }
+}
+
+/// Product: `PRODUCT#<productId>` / `#METADATA`; GSI1 by brand then
+/// category; GSI2 by category then brand.
+pub mod product {
+    use super::*;
+    /// Primary key.
+    pub fn key(id: &ProductId) -> Key {
+        Key::new(format!("PRODUCT#{id}"), METADATA)
+    }
+    /// GSI1 key: brand partition, category-prefixed sort key.
+    pub fn by_brand(brand: &BrandId, category: &CategoryId, id: &ProductId) -> Key {
+        Key::new(format!("BRAND#{brand}"), format!("CATEGORY#{category}#PRODUCT#{id}"))
+    }
+    /// GSI2 key: category partition, brand-prefixed sort key.
+    pub fn by_category(category: &CategoryId, brand: &BrandId, id: &ProductId) -> Key {
+        Key::new(format!("CATEGORY#{category}"), format!("BRAND#{brand}#PRODUCT#{id}"))
+    }
+    /// All keys of a product item.
+    pub fn item_keys(id: &ProductId, brand: &BrandId, category: &CategoryId) -> ItemKeys {
+        ItemKeys {
+            entity: EntityType::Product,
+            keys: [Some(key(id)), Some(by_brand(brand, category, id)), Some(by_category(category, brand, id)), None],
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::schema::{match_template, schema_of};
+    use proptest::prelude::*;
+    use ulid::Ulid;
+
+    fn ulid() -> impl Strategy<Value = Ulid> {
+        (0u64..(1 << 48), any::<u128>()).prop_map(|(t, r)| Ulid::from_parts(t, r))
+    }
+    fn slug() -> impl Strategy<Value = String> {
+        "[a-z0-9-]{1,64}"
+    }
+    fn user() -> impl Strategy<Value = UserId> {
+        "[A-Za-z0-9._:@|+-]{1,128}".prop_map(|s| s.parse().unwrap())
+    }
+    fn email() -> impl Strategy<Value = Email> {
+        "[a-z0-9._+-]{1,30}@[a-z0-9-]{1,20}\\.[a-z]{2,6}".prop_map(|s| s.parse().unwrap())
+    }
+    fn listing_status() -> impl Strategy<Value = ListingStatus> {
+        prop_oneof![Just(ListingStatus::Active), Just(ListingStatus::Sold), Just(ListingStatus::Removed)]
+    }
+    fn order_status() -> impl Strategy<Value = OrderStatus> {
+        proptest::sample::select(OrderStatus::ALL.to_vec())
+    }
+
+    /// Any item of any entity, with the ids its keys were made from.
+    pub(crate) fn any_item() -> impl Strategy<Value = (ItemKeys, Vec<String>)> {
+        let shards = 1u16..=64;
+        prop_oneof![
+            (user(), email()).prop_map(|(u, e)| (user::item_keys(&u, &e), vec![u.to_string(), e.to_string()])),
+            email().prop_map(|e| (
+                ItemKeys::table_only(EntityType::EmailGuard, email_guard::key(&e)),
+                vec![e.to_string()]
+            )),
+            (ulid(), user(), listing_status(), slug()).prop_map(|(l, s, st, c)| {
+                let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
+                (listing::item_keys(&l, &s, st, &c), vec![l.to_string(), s.to_string(), st.to_string(), c.to_string()])
+            }),
+            (ulid(), user(), proptest::option::of(user()), order_status(), shards).prop_map(|(o, b, s, st, n)| {
+                let o = OrderId::from_ulid(o);
+                let mut ids = vec![o.to_string(), b.to_string(), st.to_string()];
+                ids.extend(s.as_ref().map(|s| s.to_string()));
+                (order::item_keys(&o, &b, s.as_ref(), st, n), ids)
+            }),
+            (ulid(), ulid()).prop_map(|(o, p)| {
+                let (o, p) = (OrderId::from_ulid(o), ProductId::from_ulid(p));
+                (
+                    ItemKeys::table_only(EntityType::OrderItem, order_item::key(&o, &p.to_string())),
+                    vec![o.to_string(), p.to_string()],
+                )
+            }),
+            (user(), user(), ulid()).prop_map(|(r, a, id)| {
+                let id = ReviewId::from_ulid(id);
+                (review::item_keys(&r, &a, &id), vec![r.to_string(), a.to_string(), id.to_string()])
+            }),
+            slug().prop_map(|b| {
+                let b: BrandId = b.parse().unwrap();
+                (ItemKeys::table_only(EntityType::Brand, brand::key(&b)), vec![b.to_string()])
+            }),
+            slug().prop_map(|c| {
+                let c: CategoryId = c.parse().unwrap();
+                (ItemKeys::table_only(EntityType::Category, category::key(&c)), vec![c.to_string()])
+            }),
+            (ulid(), slug(), slug()).prop_map(|(p, b, c)| {
+                let (p, b, c): (ProductId, BrandId, CategoryId) =
+                    (ProductId::from_ulid(p), b.parse().unwrap(), c.parse().unwrap());
+                (product::item_keys(&p, &b, &c), vec![p.to_string(), b.to_string(), c.to_string()])
+            }),
+        ]
+    }
+
+    proptest! {
+        /// Every key an entity writes matches its template on that index, no
+        /// other entity's template on that index, and parses back into the
+        /// ids it was built from.
+        #[test]
+        fn keys_follow_templates_and_round_trip((item, ids) in any_item()) {
+            let schema = schema_of(item.entity);
+            for index in Index::ALL {
+                let Some(key) = item.on(index) else { continue };
+                let template = schema.on(index).expect("entity writes only indexes of its schema");
+                let mut captured = match_template(template.pk, &key.pk).expect("pk matches its template");
+                captured.extend(match_template(template.sk, &key.sk).expect("sk matches its template"));
+                for c in &captured {
+                    prop_assert!(ids.iter().any(|id| id == c) || c.parse::<u16>().is_ok(), "{c} is not one of {ids:?}");
+                }
+                for other in crate::schema::ENTITIES.iter().filter(|e| e.entity != item.entity) {
+                    if let Some(t) = other.on(index) {
+                        let both = match_template(t.pk, &key.pk).is_some() && match_template(t.sk, &key.sk).is_some();
+                        prop_assert!(!both, "{:?} key {key:?} reads as {:?}", item.entity, other.entity);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_key_shapes() {
+        let u: UserId = "u_alice".parse().unwrap();
+        let e: Email = "alice@x.com".parse().unwrap();
+        assert_eq!(user::by_email(&e, &u), Key::new("USER_EMAIL#alice@x.com", "USER#u_alice"));
+        let l = ListingId::from_ulid(Ulid::from_parts(1, 2));
+        let c: CategoryId = "pottery".parse().unwrap();
+        let keys = listing::item_keys(&l, &u, ListingStatus::Sold, &c);
+        assert_eq!(keys.on(Index::Gsi1).unwrap().sk, format!("LISTING#sold#{l}"));
+        assert!(keys.on(Index::Gsi2).is_none(), "sold listings are not in the browse index");
+        let b: BrandId = "acme".parse().unwrap();
+        let p = ProductId::from_ulid(Ulid::from_parts(1, 3));
+        assert_eq!(product::by_brand(&b, &c, &p), Key::new("BRAND#acme", format!("CATEGORY#pottery#PRODUCT#{p}")));
+        assert_eq!(product::by_category(&c, &b, &p), Key::new("CATEGORY#pottery", format!("BRAND#acme#PRODUCT#{p}")));
+    }
+}
