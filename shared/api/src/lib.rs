@@ -1,1 +1,112 @@
+//! HTTP plumbing shared by every API function: API Gateway HTTP API
+//! (payload v2) events routed by route key to plain async handlers, the
+//! caller's verified claims, validated bodies and parameters, JSON errors,
+//! and signed pagination cursors.
+//!
+//! A function declares its routes once with [`routes!`]; that gives it the
+//! Lambda handler and the list of route keys (checked against
+//! `template.yaml` and served by the local stack).
 
+mod cursor;
+mod error;
+mod request;
+mod response;
+pub mod validate;
+
+use keyschema::KeyQuery;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use store::{StartKey, Store};
+
+pub use aws_lambda_events;
+pub use cursor::CursorKey;
+pub use error::ApiError;
+pub use lambda_runtime;
+pub use request::{groups_contain, Caller, PageParams, Request, ADMIN_GROUP, GROUPS_CLAIM, MAX_BODY_BYTES, SUB_CLAIM};
+pub use response::{to_event, ListBody, Response};
+
+/// What every handler needs: the table and the cursor key. Built once per
+/// process in `main`; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Deps {
+    /// The table.
+    pub store: Store,
+    /// Signs and checks pagination cursors.
+    pub cursors: CursorKey,
+}
+
+impl Deps {
+    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CURSOR_SECRET`.
+    pub async fn from_env() -> Result<Self, String> {
+        Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()? })
+    }
+
+    /// Answers one page of a query as `{"items", "nextCursor"}`. The cursor
+    /// is bound to the query, so it cannot page through another one.
+    pub async fn list<T: DeserializeOwned + Serialize>(
+        &self,
+        query: &KeyQuery,
+        page: &PageParams,
+    ) -> Result<Response, ApiError> {
+        let scope = query.fingerprint();
+        let start = page.cursor.as_deref().map(|c| self.cursors.open::<StartKey>(&scope, c)).transpose()?;
+        let result = self.store.query::<T>(query, page.limit, start).await?;
+        let next_cursor = result.next.map(|k| self.cursors.seal(&scope, &k));
+        Response::ok(&ListBody { items: result.items, next_cursor })
+    }
+}
+
+/// Logs a failed request as one JSON line (CloudWatch picks up stderr).
+/// Only 5xx errors carry an internal cause.
+pub fn log_error(request_id: &str, route: &str, err: &ApiError) {
+    if err.status >= 500 {
+        let line = serde_json::json!({
+            "level": "ERROR",
+            "requestId": request_id,
+            "route": route,
+            "status": err.status,
+            "error": err.internal.as_deref().unwrap_or(&err.message),
+        });
+        eprintln!("{line}");
+    }
+}
+
+/// Declares a function's routes: generates `ROUTES` (the route keys) and an
+/// async `handler` for `lambda_runtime::service_fn` that dispatches on the
+/// event's route key.
+///
+/// ```ignore
+/// api::routes! {
+///     app: Deps;
+///     "GET /brands" => list_brands,
+/// }
+/// ```
+#[macro_export]
+macro_rules! routes {
+    ($app:ident : $App:ty; $($route:literal => $handler:path),+ $(,)?) => {
+        /// The route keys this function serves, as declared in template.yaml.
+        pub const ROUTES: &[&str] = &[$($route),+];
+
+        /// Dispatches a request to its route's handler.
+        pub async fn dispatch($app: &$App, req: $crate::Request) -> Result<$crate::Response, $crate::ApiError> {
+            match req.route_key() {
+                $($route => $handler($app, req).await,)+
+                other => Err($crate::ApiError::not_found(format!("no route `{other}`"))),
+            }
+        }
+
+        /// The Lambda handler: an API Gateway HTTP API (v2) event in, a response out.
+        pub async fn handler(
+            $app: &$App,
+            event: $crate::lambda_runtime::LambdaEvent<$crate::aws_lambda_events::apigw::ApiGatewayV2httpRequest>,
+        ) -> Result<$crate::aws_lambda_events::apigw::ApiGatewayV2httpResponse, std::convert::Infallible> {
+            let req = $crate::Request::from(event.payload);
+            let route = req.route_key().to_owned();
+            let outcome = dispatch($app, req).await;
+            if let Err(e) = &outcome {
+                $crate::log_error(&event.context.request_id, &route, e);
+            }
+            Ok($crate::to_event(outcome))
+        }
+    };
+}

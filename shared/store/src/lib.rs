@@ -1,1 +1,202 @@
+//! The DynamoDB store layer shared by every function: the client (built once
+//! per process), a [`Store`] handle with the generic operations every access
+//! pattern uses (get, conditional put, one-page query), item conversion,
+//! error classification and a request log for tests.
+//!
+//! Function-specific writes (conditional updates, transactions) are written
+//! in the function crates with the SDK directly, using [`item`] helpers and
+//! `keyschema` key functions, so each access pattern reads in one place.
 
+pub mod client;
+mod error;
+pub mod item;
+mod request_log;
+pub mod table;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::Client;
+use keyschema::schema::{Index, PK};
+use keyschema::{Entity, Key, KeyQuery, SortKey};
+use serde::de::DeserializeOwned;
+
+pub use aws_sdk_dynamodb;
+pub use client::Endpoint;
+pub use error::StoreError;
+pub use item::Item;
+pub use request_log::RequestLog;
+
+/// Environment variable naming the table.
+pub const TABLE_VAR: &str = "TABLE_NAME";
+
+/// Where to continue a query: the `LastEvaluatedKey` of the previous page
+/// (every key attribute is a string in this table).
+pub type StartKey = BTreeMap<String, String>;
+
+/// One page of a query.
+#[derive(Debug)]
+pub struct Page<T> {
+    /// The items, in the query's order.
+    pub items: Vec<T>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<StartKey>,
+}
+
+/// The table and the client that reaches it. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    client: Client,
+    table: Arc<str>,
+}
+
+impl Store {
+    /// A store over an existing client.
+    pub fn new(client: Client, table: impl Into<Arc<str>>) -> Self {
+        Store { client, table: table.into() }
+    }
+
+    /// Reads `TABLE_NAME` and `DYNAMODB_ENDPOINT` and builds the client.
+    pub async fn from_env() -> Result<Self, String> {
+        let table = std::env::var(TABLE_VAR).map_err(|_| format!("{TABLE_VAR} is not set"))?;
+        let config = client::config(&Endpoint::from_env()).await.build();
+        Ok(Store::new(Client::from_conf(config), table))
+    }
+
+    /// The SDK client, for operations the generic helpers do not cover.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// `GetItem` by primary key (eventually consistent).
+    pub async fn get<T: DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
+        let out = self.client.get_item().table_name(self.table()).set_key(Some(item::key_item(key))).send().await?;
+        out.item.map(item::from_item).transpose()
+    }
+
+    /// `PutItem` that only creates: fails with `ConditionFailed` if an item
+    /// with the same primary key exists.
+    pub async fn put_new<E: Entity>(&self, entity: &E) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(self.table())
+            .set_item(Some(item::to_item(entity)?))
+            .condition_expression("attribute_not_exists(#pk)")
+            .expression_attribute_names("#pk", PK)
+            .send()
+            .await?;
+        Ok(())
+    }
+
+    /// One `Query` request: up to `limit` items of the query from `start`.
+    ///
+    /// Asks for one item more than `limit`, so that the last page says so
+    /// (`next` is `None`) instead of handing out a cursor to an empty page.
+    /// A start key outside the query's partition or range is refused.
+    pub async fn query<T: DeserializeOwned>(
+        &self,
+        query: &KeyQuery,
+        limit: u16,
+        start: Option<StartKey>,
+    ) -> Result<Page<T>, StoreError> {
+        let limit = usize::from(limit.max(1));
+        let start = start.map(|s| check_start_key(query, s)).transpose()?;
+        let mut req = self
+            .client
+            .query()
+            .table_name(self.table())
+            .set_index_name(query.index.name().map(str::to_owned))
+            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+            .scan_index_forward(!query.newest_first)
+            .expression_attribute_names("#pk", query.index.pk())
+            .expression_attribute_names("#sk", query.index.sk())
+            .expression_attribute_values(":pk", item::s(&query.pk))
+            .set_exclusive_start_key(start);
+        req = match &query.sk {
+            SortKey::BeginsWith(prefix) => req
+                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                .expression_attribute_values(":prefix", item::s(prefix)),
+            SortKey::Between(low, high) => req
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :low AND :high")
+                .expression_attribute_values(":low", item::s(low))
+                .expression_attribute_values(":high", item::s(high)),
+        };
+        let out = req.send().await?;
+        let mut raw = out.items.unwrap_or_default();
+        let next = if raw.len() > limit {
+            raw.truncate(limit);
+            raw.last().map(|last| start_key_of(query.index, last))
+        } else {
+            // Fewer than asked: the end, unless DynamoDB stopped at its 1 MB page size.
+            out.last_evaluated_key.map(|key| string_attributes(key.into_iter()))
+        };
+        let items = raw.into_iter().map(item::from_item).collect::<Result<_, _>>()?;
+        Ok(Page { items, next })
+    }
+}
+
+/// The start key that resumes a query on `index` right after `item`.
+fn start_key_of(index: Index, item: &Item) -> StartKey {
+    let names = [Index::Table.pk(), Index::Table.sk(), index.pk(), index.sk()];
+    string_attributes(item.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())))
+}
+
+fn string_attributes(attrs: impl Iterator<Item = (String, AttributeValue)>) -> StartKey {
+    attrs.filter_map(|(k, v)| if let AttributeValue::S(s) = v { Some((k, s)) } else { None }).collect()
+}
+
+/// A start key may only name key attributes of the table, must carry the
+/// query index's keys, and must lie inside the query's partition and range.
+fn check_start_key(query: &KeyQuery, start: StartKey) -> Result<Item, StoreError> {
+    let mut allowed = vec![Index::Table.pk(), Index::Table.sk()];
+    if query.index != Index::Table {
+        allowed.extend([query.index.pk(), query.index.sk()]);
+    }
+    if start.keys().any(|k| !allowed.contains(&k.as_str())) || start.len() != allowed.len() {
+        return Err(StoreError::ForeignStartKey);
+    }
+    let (Some(pk), Some(sk)) = (start.get(query.index.pk()), start.get(query.index.sk())) else {
+        return Err(StoreError::ForeignStartKey);
+    };
+    if !query.contains(&Key { pk: pk.clone(), sk: sk.clone() }) {
+        return Err(StoreError::ForeignStartKey);
+    }
+    Ok(start.into_iter().map(|(k, v)| (k, AttributeValue::S(v))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(pairs: &[(&str, &str)]) -> StartKey {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn start_keys_must_belong_to_the_query() {
+        let q = keyschema::access::products_by_brand(&"acme".parse().unwrap());
+        let good = key(&[
+            ("pk", "PRODUCT#1"),
+            ("sk", "#METADATA"),
+            ("gsi1pk", "BRAND#acme"),
+            ("gsi1sk", "CATEGORY#x#PRODUCT#1"),
+        ]);
+        assert!(check_start_key(&q, good.clone()).is_ok());
+        let mut other_brand = good.clone();
+        other_brand.insert("gsi1pk".into(), "BRAND#evil".into());
+        assert!(check_start_key(&q, other_brand).is_err());
+        let mut extra = good.clone();
+        extra.insert("password".into(), "x".into());
+        assert!(check_start_key(&q, extra).is_err());
+        let table_q = keyschema::access::brands();
+        assert!(check_start_key(&table_q, key(&[("pk", "BRANDS"), ("sk", "BRAND#a")])).is_ok());
+        assert!(check_start_key(&table_q, key(&[("pk", "CATEGORIES"), ("sk", "CATEGORY#a")])).is_err());
+        assert!(check_start_key(&table_q, key(&[("pk", "BRANDS")])).is_err());
+    }
+}

@@ -1,0 +1,99 @@
+//! Entity <-> item conversion: the entity's fields (camelCase), its key
+//! attributes and its `entityType`.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use keyschema::schema::{ENTITY_TYPE, PK, SK};
+use keyschema::{Entity, Key};
+use serde::de::DeserializeOwned;
+
+use crate::StoreError;
+
+/// A DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The full item of an entity: fields, keys and type.
+pub fn to_item<E: Entity>(entity: &E) -> Result<Item, StoreError> {
+    let mut item: Item = serde_dynamo::to_item(entity)?;
+    for (attr, value) in entity.item_keys().attributes() {
+        item.insert(attr.to_owned(), AttributeValue::S(value.to_owned()));
+    }
+    item.insert(ENTITY_TYPE.to_owned(), AttributeValue::S(E::TYPE.as_str().to_owned()));
+    Ok(item)
+}
+
+/// An entity from its item (key attributes and type are ignored).
+pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
+    Ok(serde_dynamo::from_item(item)?)
+}
+
+/// The `pk`/`sk` map of a primary key, for `GetItem`, `UpdateItem`, `DeleteItem`.
+pub fn key_item(key: &Key) -> Item {
+    HashMap::from([(PK.to_owned(), s(&key.pk)), (SK.to_owned(), s(&key.sk))])
+}
+
+/// A string attribute value.
+pub fn s(value: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(value.into())
+}
+
+/// A number attribute value.
+pub fn n(value: impl std::fmt::Display) -> AttributeValue {
+    AttributeValue::N(value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keyschema::ids::ProductId;
+    use keyschema::model::{Money, Product};
+
+    /// Pins the exact stored shape of a product.
+    #[test]
+    fn product_item_shape() {
+        let id: ProductId = "01JD0000000000000000000000".parse().unwrap();
+        let product = Product {
+            product_id: id,
+            name: "Model 3".into(),
+            brand_id: "tesla".parse().unwrap(),
+            category_id: "cars".parse().unwrap(),
+            price: Money::from_cents(3_999_000),
+            stock_level: 70,
+            description: None,
+            created_at: "2026-11-22T00:00:00.000Z".into(),
+            updated_at: "2026-11-22T00:00:00.000Z".into(),
+        };
+        let item = to_item(&product).unwrap();
+        let mut shape: Vec<String> = item
+            .iter()
+            .map(|(k, v)| match v {
+                AttributeValue::S(s) => format!("{k}=S:{s}"),
+                AttributeValue::N(n) => format!("{k}=N:{n}"),
+                other => format!("{k}={other:?}"),
+            })
+            .collect();
+        shape.sort();
+        assert_eq!(
+            shape,
+            [
+                "brandId=S:tesla",
+                "categoryId=S:cars",
+                "createdAt=S:2026-11-22T00:00:00.000Z",
+                "entityType=S:Product",
+                "gsi1pk=S:BRAND#tesla",
+                "gsi1sk=S:CATEGORY#cars#PRODUCT#01JD0000000000000000000000",
+                "gsi2pk=S:CATEGORY#cars",
+                "gsi2sk=S:BRAND#tesla#PRODUCT#01JD0000000000000000000000",
+                "name=S:Model 3",
+                "pk=S:PRODUCT#01JD0000000000000000000000",
+                "price=N:39990",
+                "productId=S:01JD0000000000000000000000",
+                "sk=S:#METADATA",
+                "stockLevel=N:70",
+                "updatedAt=S:2026-11-22T00:00:00.000Z",
+            ]
+        );
+        assert_eq!(from_item::<Product>(item).unwrap(), product);
+    }
+}
