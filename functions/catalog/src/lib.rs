@@ -1,1 +1,236 @@
+//! Catalog function: brands, categories and products with stock (catalog
+//! access patterns 1-9 of the product-catalog design). Reads are public;
+//! writes are for admins. Each route is one DynamoDB request.
 
+use api::validate::{Description, Name};
+use api::{ApiError, Deps, Request, Response};
+use keyschema::access;
+use keyschema::ids::{BrandId, CategoryId, ProductId};
+use keyschema::keys;
+use keyschema::model::{Brand, Category, Entity, Money, Product};
+use keyschema::time::{now_ms, rfc3339};
+use serde::Deserialize;
+use store::aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+use store::item::{from_item, key_item, n, s, to_item};
+use store::{tx, StoreError};
+
+api::routes! {
+    app: Deps;
+    "GET /brands" => list_brands,
+    "POST /brands" => create_brand,
+    "GET /categories" => list_categories,
+    "POST /categories" => create_category,
+    "POST /products" => create_product,
+    "GET /products/{productId}" => get_product,
+    "POST /products/{productId}/stock" => change_stock,
+    "GET /brands/{brandId}/products" => brand_products,
+    "GET /categories/{categoryId}/products" => category_products,
+}
+
+/// Catalog AP1: all brands, by id. `Query pk = BRANDS`.
+async fn list_brands(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    app.list::<Brand>(&access::brands(), &req.page(&[])?).await
+}
+
+/// Catalog AP2: all categories, by id. `Query pk = CATEGORIES`.
+async fn list_categories(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    app.list::<Category>(&access::categories(), &req.page(&[])?).await
+}
+
+/// Body of `POST /brands` and `POST /categories`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGrouping {
+    name: Name,
+    id: Option<String>,
+}
+
+impl NewGrouping {
+    /// The requested slug id (validated) or a generated one.
+    fn id<T: std::str::FromStr<Err = keyschema::ids::IdError>>(&self, generate: fn() -> T) -> Result<T, ApiError> {
+        match &self.id {
+            Some(id) => id.parse().map_err(|e| ApiError::bad_request(format!("invalid body: `id`: {e}"))),
+            None => Ok(generate()),
+        }
+    }
+}
+
+/// Creates a brand (admin). `PutItem BRANDS / BRAND#<brandId>` if absent.
+async fn create_brand(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let body: NewGrouping = req.json()?;
+    let brand =
+        Brand { brand_id: body.id(BrandId::generate)?, name: body.name.into_string(), created_at: rfc3339(now_ms()) };
+    put_new(app, &brand, || format!("brand `{}` already exists", brand.brand_id)).await
+}
+
+/// Creates a category (admin). `PutItem CATEGORIES / CATEGORY#<categoryId>` if absent.
+async fn create_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let body: NewGrouping = req.json()?;
+    let category = Category {
+        category_id: body.id(CategoryId::generate)?,
+        name: body.name.into_string(),
+        created_at: rfc3339(now_ms()),
+    };
+    put_new(app, &category, || format!("category `{}` already exists", category.category_id)).await
+}
+
+async fn put_new<E: Entity + serde::Serialize>(
+    app: &Deps,
+    entity: &E,
+    conflict: impl FnOnce() -> String,
+) -> Result<Response, ApiError> {
+    match app.store.put_new(entity).await {
+        Ok(()) => Response::created(entity),
+        Err(e) if e.is_conditional_check_failed() => Err(ApiError::conflict(conflict())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Body of `POST /products`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewProduct {
+    name: Name,
+    brand_id: BrandId,
+    category_id: CategoryId,
+    price: Money,
+    stock_level: u32,
+    description: Option<Description>,
+}
+
+/// Creates a product (admin) in one `TransactWriteItems`: the product put
+/// if absent, plus condition checks that its brand and category exist.
+async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let body: NewProduct = req.json()?;
+    if body.stock_level > Product::MAX_STOCK {
+        return Err(ApiError::bad_request(format!(
+            "invalid body: `stockLevel`: must be at most {}",
+            Product::MAX_STOCK
+        )));
+    }
+    let now = rfc3339(now_ms());
+    let product = Product {
+        product_id: ProductId::generate(),
+        name: body.name.into_string(),
+        brand_id: body.brand_id,
+        category_id: body.category_id,
+        price: body.price,
+        stock_level: body.stock_level,
+        description: body.description.map(Description::into_string),
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    let table = app.store.table();
+    let result = app
+        .store
+        .client()
+        .transact_write_items()
+        .transact_items(tx::put_new(table, to_item(&product)?)?)
+        .transact_items(tx::must_exist(table, &keys::brand::key(&product.brand_id))?)
+        .transact_items(tx::must_exist(table, &keys::category::key(&product.category_id))?)
+        .send()
+        .await
+        .map_err(StoreError::from_transaction);
+    match result {
+        Ok(_) => Response::created(&product),
+        Err(e) => {
+            let failed = e.failed_conditions();
+            if failed.contains(&1) {
+                Err(ApiError::bad_request(format!("brand `{}` does not exist", product.brand_id)))
+            } else if failed.contains(&2) {
+                Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)))
+            } else {
+                Err(e.into())
+            }
+        }
+    }
+}
+
+/// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.
+async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let id: ProductId = req.path("productId")?;
+    match app.store.get::<Product>(&keys::product::key(&id)).await? {
+        Some(product) => Response::ok(&product),
+        None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
+    }
+}
+
+/// Body of `POST /products/{productId}/stock`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StockChange {
+    delta: i64,
+}
+
+/// Catalog AP4-5: add to or remove from stock (admin), atomically, in one
+/// conditional `UpdateItem`: `ADD stockLevel :delta` only if the result
+/// stays within `0..=MAX_STOCK`. Concurrent changes never overwrite each
+/// other (ADD is applied by DynamoDB, not read-modify-write here).
+async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let id: ProductId = req.path("productId")?;
+    let StockChange { delta } = req.json()?;
+    let max = i64::from(Product::MAX_STOCK);
+    if delta == 0 || delta.abs() > max {
+        return Err(ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}")));
+    }
+    // Below zero: need at least -delta in stock. Above: need room for delta.
+    let (condition, bound) =
+        if delta < 0 { ("stockLevel >= :bound", -delta) } else { ("stockLevel <= :bound", max - delta) };
+    let result = app
+        .store
+        .client()
+        .update_item()
+        .table_name(app.store.table())
+        .set_key(Some(key_item(&keys::product::key(&id))))
+        .update_expression("ADD stockLevel :delta SET updatedAt = :now")
+        .condition_expression(format!("attribute_exists(pk) AND {condition}"))
+        .expression_attribute_values(":delta", n(delta))
+        .expression_attribute_values(":bound", n(bound))
+        .expression_attribute_values(":now", s(rfc3339(now_ms())))
+        .return_values(ReturnValue::AllNew)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .send()
+        .await
+        .map_err(StoreError::from_update);
+    match result {
+        Ok(out) => Response::ok(&from_item::<Product>(out.attributes.unwrap_or_default())?),
+        Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
+        Err(StoreError::ConditionFailed(Some(old))) => {
+            let stock = from_item::<Product>(old).map(|p| p.stock_level).unwrap_or_default();
+            Err(ApiError::conflict(if delta < 0 {
+                format!("insufficient stock for product `{id}`: {stock} in stock, cannot remove {}", -delta)
+            } else {
+                format!("stock of product `{id}` would exceed {max}: {stock} in stock")
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Catalog AP6 / AP7: a brand's products, optionally in one category.
+/// `Query GSI1 gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#[<categoryId>#PRODUCT#])`.
+async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let brand: BrandId = req.path("brandId")?;
+    let page = req.page(&["categoryId"])?;
+    let query = match req.query::<CategoryId>("categoryId")? {
+        Some(category) => access::products_by_brand_and_category(&brand, &category),
+        None => access::products_by_brand(&brand),
+    };
+    app.list::<Product>(&query, &page).await
+}
+
+/// Catalog AP8 / AP9: a category's products, optionally of one brand.
+/// `Query GSI2 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, BRAND#[<brandId>#PRODUCT#])`.
+async fn category_products(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let category: CategoryId = req.path("categoryId")?;
+    let page = req.page(&["brandId"])?;
+    let query = match req.query::<BrandId>("brandId")? {
+        Some(brand) => access::products_by_category_and_brand(&category, &brand),
+        None => access::products_by_category(&category),
+    };
+    app.list::<Product>(&query, &page).await
+}

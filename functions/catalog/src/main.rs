@@ -1,1 +1,9 @@
-fn main() {}
+//! Lambda entry point of the catalog function.
+
+use lambda_runtime::{service_fn, Error};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Error> {
+    let app = api::Deps::from_env().await?;
+    lambda_runtime::run(service_fn(|event| catalog::handler(&app, event))).await
+}

@@ -32,6 +32,9 @@ impl std::fmt::Debug for CursorKey {
 }
 
 impl CursorKey {
+    /// Environment variable holding the signing secret.
+    pub const SECRET_VAR_NAME: &'static str = SECRET_VAR;
+
     /// A key from secret bytes.
     pub fn new(secret: impl AsRef<[u8]>) -> Self {
         CursorKey(secret.as_ref().into())

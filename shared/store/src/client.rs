@@ -74,10 +74,7 @@ fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
     } else {
         TrustStore::empty().with_pem_certificate(AMAZON_TRUST_SERVICES_PEM.as_bytes())
     };
-    let tls = match TlsContext::builder().with_trust_store(trust).build() {
-        Ok(ctx) => ctx,
-        Err(_) => TlsContext::default(),
-    };
+    let tls = TlsContext::builder().with_trust_store(trust).build().unwrap_or_default();
     builder.tls_provider(tls::Provider::Rustls(CryptoMode::Ring)).tls_context(tls).build_https()
 }
 

@@ -12,6 +12,7 @@ mod error;
 pub mod item;
 mod request_log;
 pub mod table;
+pub mod tx;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,0 +1,41 @@
+//! The whole API on a laptop: DynamoDB Local (or any endpoint), the table
+//! created from the key schema, demo data, and every function's routes from
+//! `template.yaml` served on localhost behind dev JWTs, calling the same
+//! handler code as the Lambda binaries.
+//!
+//! The stream processor plugs in beside [`functions::http_functions`]: a
+//! poller of the table's real stream (DynamoDB Local implements the Streams
+//! API) that hands batches to the processor's handler.
+
+pub mod demo;
+pub mod dynamodb_local;
+pub mod functions;
+pub mod jwt;
+pub mod server;
+pub mod template;
+
+use api::{CursorKey, Deps};
+use store::aws_sdk_dynamodb::Client;
+use store::{Endpoint, RequestLog, Store};
+
+/// Table name when `TABLE_NAME` is not set.
+pub const DEFAULT_TABLE: &str = "marketplace";
+/// Cursor secret when `CURSOR_SECRET` is not set (local use only).
+pub const DEV_CURSOR_SECRET: &str = "local-dev-cursor-secret-not-for-production";
+
+/// A client for `endpoint`, recording requests into `log` if given.
+pub async fn connect(endpoint: &str, log: Option<RequestLog>) -> Client {
+    let mut config = store::client::config(&Endpoint::Url(endpoint.to_owned())).await;
+    if let Some(log) = log {
+        config = config.interceptor(log);
+    }
+    Client::from_conf(config.build())
+}
+
+/// Handler dependencies over `endpoint`, with the table created.
+pub async fn deps(endpoint: &str, table: &str, log: Option<RequestLog>) -> Result<Deps, String> {
+    let client = connect(endpoint, log).await;
+    store::table::create_table(&client, table).await.map_err(|e| format!("creating table {table}: {e}"))?;
+    let secret = std::env::var(api::CursorKey::SECRET_VAR_NAME).unwrap_or_else(|_| DEV_CURSOR_SECRET.to_owned());
+    Ok(Deps { store: Store::new(client, table), cursors: CursorKey::new(secret) })
+}
