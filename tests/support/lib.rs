@@ -1,1 +1,194 @@
+//! Test support: one DynamoDB Local per test process (or the endpoint in
+//! `DYNAMODB_ENDPOINT`), a fresh table per test, a request log on the
+//! client, and a builder for API Gateway v2 events.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use api::aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
+use api::aws_lambda_events::encodings::Body;
+use api::lambda_runtime::{Context, LambdaEvent};
+use api::Deps;
+use local_stack::dynamodb_local::DynamoDbLocal;
+use serde_json::{json, Value};
+use store::RequestLog;
+
+/// The shared emulator, started on first use.
+pub fn endpoint() -> &'static str {
+    static DYNAMO: OnceLock<DynamoDbLocal> = OnceLock::new();
+    &DYNAMO.get_or_init(|| DynamoDbLocal::start().expect("DynamoDB Local starts")).endpoint
+}
+
+/// A fresh table with the handlers' dependencies over it.
+pub struct TestTable {
+    /// What handlers get.
+    pub deps: Deps,
+    /// Every request the client sent.
+    pub log: RequestLog,
+}
+
+impl TestTable {
+    /// Creates a uniquely named table.
+    pub async fn new() -> Self {
+        let log = RequestLog::default();
+        let name = format!("test-{}", ulid::Ulid::new());
+        let deps = local_stack::deps(endpoint(), &name, Some(log.clone())).await.expect("table created");
+        log.take();
+        TestTable { deps, log }
+    }
+
+    /// A fresh table holding the demo data.
+    pub async fn with_demo_data() -> Self {
+        let t = Self::new().await;
+        local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
+        t.log.take();
+        t
+    }
+
+    /// The operations sent since the last call.
+    pub fn requests(&self) -> Vec<String> {
+        self.log.take()
+    }
+}
+
+/// Who makes a request.
+#[derive(Clone, Debug)]
+pub enum As {
+    /// No token (public routes).
+    Anonymous,
+    /// A user without groups.
+    User(&'static str),
+    /// A member of the admin group.
+    Admin,
+}
+
+/// Builds an HTTP API v2 event as API Gateway would send it.
+#[derive(Clone, Debug)]
+pub struct Req {
+    route: String,
+    path: HashMap<String, String>,
+    query: Vec<(String, String)>,
+    body: Option<String>,
+    caller: As,
+}
+
+/// Starts a request for a route key such as `GET /products/{productId}`.
+pub fn req(route: &str) -> Req {
+    Req { route: route.to_owned(), path: HashMap::new(), query: Vec::new(), body: None, caller: As::Anonymous }
+}
+
+impl Req {
+    /// Sets a path parameter.
+    pub fn path(mut self, name: &str, value: impl ToString) -> Self {
+        self.path.insert(name.to_owned(), value.to_string());
+        self
+    }
+    /// Adds a query-string parameter.
+    pub fn query(mut self, name: &str, value: impl ToString) -> Self {
+        self.query.push((name.to_owned(), value.to_string()));
+        self
+    }
+    /// Sets a JSON body.
+    pub fn json(mut self, body: Value) -> Self {
+        self.body = Some(body.to_string());
+        self
+    }
+    /// Sets a raw body.
+    pub fn raw(mut self, body: &str) -> Self {
+        self.body = Some(body.to_owned());
+        self
+    }
+    /// Sets the caller.
+    pub fn by(mut self, caller: As) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// The event.
+    pub fn event(&self) -> ApiGatewayV2httpRequest {
+        let (method, path) = self.route.split_once(' ').expect("route key is `METHOD /path`");
+        let mut raw_path = path.to_owned();
+        for (k, v) in &self.path {
+            raw_path = raw_path.replace(&format!("{{{k}}}"), v);
+        }
+        let mut context = json!({
+            "routeKey": self.route, "requestId": "test", "stage": "$default",
+            "http": { "method": method, "path": raw_path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1", "userAgent": "test" },
+        });
+        let claims = match self.caller {
+            As::Anonymous => None,
+            As::User(sub) => Some(json!({ "sub": sub })),
+            As::Admin => Some(json!({ "sub": "admin-1", "cognito:groups": "[admin]" })),
+        };
+        if let Some(claims) = claims {
+            context["authorizer"] = json!({ "jwt": { "claims": claims, "scopes": null } });
+        }
+        let query: serde_json::Map<String, Value> =
+            self.query.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let raw_query: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        serde_json::from_value(json!({
+            "version": "2.0",
+            "routeKey": self.route,
+            "rawPath": raw_path,
+            "rawQueryString": raw_query.join("&"),
+            "headers": { "content-type": "application/json" },
+            "queryStringParameters": if query.is_empty() { Value::Null } else { Value::Object(query) },
+            "pathParameters": if self.path.is_empty() { Value::Null } else { json!(self.path) },
+            "requestContext": context,
+            "body": self.body,
+            "isBase64Encoded": false,
+        }))
+        .expect("a valid v2 event")
+    }
+}
+
+/// A response: status and parsed JSON body.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// The body (`Null` if empty).
+    pub body: Value,
+}
+
+impl Reply {
+    /// From the handler's response event.
+    pub fn from_event(resp: ApiGatewayV2httpResponse) -> Self {
+        let body = match resp.body {
+            Some(Body::Text(t)) => serde_json::from_str(&t).expect("JSON body"),
+            _ => Value::Null,
+        };
+        Reply { status: u16::try_from(resp.status_code).expect("status"), body }
+    }
+
+    /// The `items` of a list answer.
+    pub fn items(&self) -> &Vec<Value> {
+        self.body["items"].as_array().expect("a list answer")
+    }
+
+    /// One field of each item.
+    pub fn item_field(&self, field: &str) -> Vec<String> {
+        self.items().iter().map(|i| i[field].as_str().unwrap_or_default().to_owned()).collect()
+    }
+
+    /// The `nextCursor`.
+    pub fn next_cursor(&self) -> Option<String> {
+        self.body["nextCursor"].as_str().map(str::to_owned)
+    }
+
+    /// The error code of an error answer.
+    pub fn error_code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or_default()
+    }
+}
+
+/// Wraps an event as Lambda delivers it.
+pub fn lambda_event(event: ApiGatewayV2httpRequest) -> LambdaEvent<ApiGatewayV2httpRequest> {
+    LambdaEvent::new(event, Context::default())
+}
+
+/// Calls the catalog function's Lambda handler.
+pub async fn catalog(deps: &Deps, r: Req) -> Reply {
+    let resp = catalog::handler(deps, lambda_event(r.event())).await.expect("infallible");
+    Reply::from_event(resp)
+}

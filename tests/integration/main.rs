@@ -1,0 +1,7 @@
+//! Integration tests against DynamoDB Local (started once for this binary,
+//! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
+
+mod catalog;
+mod events;
+mod local_stack_http;
+mod template;

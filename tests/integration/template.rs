@@ -1,0 +1,104 @@
+//! template.yaml agrees with the code: the table with the key schema, the
+//! routes with each function's route table, every function with the local
+//! stack's registry, and each policy with the indexes the function queries.
+
+use std::collections::BTreeSet;
+
+use keyschema::schema::{Index, STREAM_VIEW, TTL};
+use local_stack::template::Template;
+use serde_yaml::Value;
+
+fn strs<'a>(v: &'a Value, path: &[&str]) -> Vec<&'a Value> {
+    let mut node = v;
+    for p in path {
+        node = &node[*p];
+    }
+    node.as_sequence().map(|s| s.iter().collect()).unwrap_or_default()
+}
+
+fn key_schema(v: &Value) -> Vec<(String, String)> {
+    v.as_sequence()
+        .unwrap()
+        .iter()
+        .map(|e| (e["AttributeName"].as_str().unwrap().to_owned(), e["KeyType"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn pair(index: Index) -> Vec<(String, String)> {
+    vec![(index.pk().to_owned(), "HASH".to_owned()), (index.sk().to_owned(), "RANGE".to_owned())]
+}
+
+#[test]
+fn table_matches_the_key_schema() {
+    let t = Template::project().unwrap();
+    let table = t.properties("Table").expect("a Table resource");
+    let attrs: BTreeSet<(String, String)> = strs(table, &["AttributeDefinitions"])
+        .iter()
+        .map(|a| (a["AttributeName"].as_str().unwrap().to_owned(), a["AttributeType"].as_str().unwrap().to_owned()))
+        .collect();
+    let expected: BTreeSet<_> = Index::all_key_attributes().map(|a| (a.to_owned(), "S".to_owned())).collect();
+    assert_eq!(attrs, expected);
+    assert_eq!(key_schema(&table["KeySchema"]), pair(Index::Table));
+    let gsis = strs(table, &["GlobalSecondaryIndexes"]);
+    assert_eq!(gsis.len(), Index::GSIS.len());
+    for (gsi, index) in gsis.iter().zip(Index::GSIS) {
+        assert_eq!(gsi["IndexName"].as_str(), index.name());
+        assert_eq!(key_schema(&gsi["KeySchema"]), pair(index));
+        assert_eq!(gsi["Projection"]["ProjectionType"].as_str(), Some("ALL"));
+    }
+    assert_eq!(table["StreamSpecification"]["StreamViewType"].as_str(), Some(STREAM_VIEW));
+    assert_eq!(table["TimeToLiveSpecification"]["AttributeName"].as_str(), Some(TTL));
+    assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
+    assert_eq!(table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"].as_bool(), Some(true));
+}
+
+#[test]
+fn routes_match_each_functions_route_table() {
+    let t = Template::project().unwrap();
+    let routes = t.routes();
+    let deps_free: Vec<(&str, &[&str])> = vec![("CatalogFunction", catalog::ROUTES)];
+    for (function, code_routes) in deps_free {
+        let declared: BTreeSet<String> = routes.iter().filter(|r| r.function == function).map(|r| r.key()).collect();
+        let served: BTreeSet<String> = code_routes.iter().map(|r| r.to_string()).collect();
+        assert_eq!(declared, served, "{function}: template.yaml and the code disagree");
+    }
+    let mut keys: Vec<String> = routes.iter().map(|r| r.key()).collect();
+    keys.sort();
+    let before = keys.len();
+    keys.dedup();
+    assert_eq!(before, keys.len(), "a route key is declared twice");
+}
+
+#[test]
+fn public_routes_are_exactly_the_catalog_reads() {
+    let t = Template::project().unwrap();
+    for r in t.routes() {
+        let public = !r.authorized;
+        assert_eq!(public, r.method == "GET" && r.function == "CatalogFunction", "{}", r.key());
+    }
+}
+
+#[test]
+fn every_function_is_served_by_the_local_stack() {
+    let t = Template::project().unwrap();
+    let registered: BTreeSet<&str> = ["CatalogFunction"].into();
+    let declared: BTreeSet<String> = t.resources_of_type("AWS::Serverless::Function").into_iter().collect();
+    assert_eq!(declared.iter().map(String::as_str).collect::<BTreeSet<_>>(), registered);
+}
+
+/// Least privilege: a function may Query only the indexes its access
+/// patterns use, and never Scan.
+#[test]
+fn policies_grant_only_used_indexes_and_no_scan() {
+    let t = Template::project().unwrap();
+    let expected: Vec<(&str, BTreeSet<&str>)> = vec![("CatalogFunction", ["GSI1", "GSI2"].into())];
+    for (function, indexes) in expected {
+        let props = t.properties(function).unwrap();
+        let text = serde_yaml::to_string(&props["Policies"]).unwrap();
+        assert!(!text.contains("Scan"), "{function} may Scan");
+        assert!(!text.contains("dynamodb:*"), "{function} has a wildcard");
+        for index in Index::GSIS.iter().filter_map(|i| i.name()) {
+            assert_eq!(text.contains(&format!("/index/{index}")), indexes.contains(index), "{function} and {index}");
+        }
+    }
+}
