@@ -29,6 +29,25 @@ pub fn key_schema_markdown() -> String {
         let _ = writeln!(w, "| {index} | `{}` | `{}` | {projection} |", index.pk(), index.sk());
     }
     let _ = writeln!(w, "\n## Entities\n");
+    w.push_str(&entity_table());
+    let _ = writeln!(w, "\n## Access patterns\n");
+    let _ = writeln!(w, "Each is one request (`x shards`: one query per shard, in parallel, merged by ULID).\n");
+    let _ = writeln!(w, "| pattern | what | route | request | index | key condition |");
+    let _ = writeln!(w, "|---|---|---|---|---|---|");
+    for p in PATTERNS {
+        let _ = writeln!(
+            w,
+            "| {} | {} | `{}` | {} | {} | `{}` |",
+            p.id, p.what, p.route, p.operation, p.index, p.condition
+        );
+    }
+    out
+}
+
+/// The entity key table (also quoted in the README).
+pub fn entity_table() -> String {
+    let mut out = String::new();
+    let w = &mut out;
     let _ = writeln!(w, "| entity | pk / sk | gsi1pk / gsi1sk | gsi2pk / gsi2sk | gsi3pk / gsi3sk | note |");
     let _ = writeln!(w, "|---|---|---|---|---|---|");
     for e in ENTITIES {
@@ -42,17 +61,6 @@ pub fn key_schema_markdown() -> String {
             cell(Index::Gsi2),
             cell(Index::Gsi3),
             e.note
-        );
-    }
-    let _ = writeln!(w, "\n## Access patterns\n");
-    let _ = writeln!(w, "Each is one request (`x shards`: one query per shard, in parallel, merged by ULID).\n");
-    let _ = writeln!(w, "| pattern | what | route | request | index | key condition |");
-    let _ = writeln!(w, "|---|---|---|---|---|---|");
-    for p in PATTERNS {
-        let _ = writeln!(
-            w,
-            "| {} | {} | `{}` | {} | {} | `{}` |",
-            p.id, p.what, p.route, p.operation, p.index, p.condition
         );
     }
     out
@@ -69,5 +77,11 @@ mod tests {
         }
         let committed = std::fs::read_to_string(path).unwrap_or_default();
         assert!(committed == fresh, "docs/key-schema.md is stale: run `UPDATE_DOCS=1 cargo test -p keyschema`");
+    }
+
+    #[test]
+    fn readme_quotes_the_current_entity_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap_or_default();
+        assert!(readme.contains(&super::entity_table()), "README.md's key table differs from docs/key-schema.md");
     }
 }
