@@ -41,18 +41,27 @@ impl Deps {
         Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()? })
     }
 
-    /// Answers one page of a query as `{"items", "nextCursor"}`. The cursor
-    /// is bound to the query, so it cannot page through another one.
+    /// One page of a query and the cursor of the next. The cursor is bound
+    /// to the query, so it cannot page through another one.
+    pub async fn page<T: DeserializeOwned>(
+        &self,
+        query: &KeyQuery,
+        page: &PageParams,
+    ) -> Result<(Vec<T>, Option<String>), ApiError> {
+        let scope = query.fingerprint();
+        let start = page.cursor.as_deref().map(|c| self.cursors.open::<StartKey>(&scope, c)).transpose()?;
+        let result = self.store.query::<T>(query, page.limit, start).await?;
+        Ok((result.items, result.next.map(|k| self.cursors.seal(&scope, &k))))
+    }
+
+    /// Answers one page of a query as `{"items", "nextCursor"}`.
     pub async fn list<T: DeserializeOwned + Serialize>(
         &self,
         query: &KeyQuery,
         page: &PageParams,
     ) -> Result<Response, ApiError> {
-        let scope = query.fingerprint();
-        let start = page.cursor.as_deref().map(|c| self.cursors.open::<StartKey>(&scope, c)).transpose()?;
-        let result = self.store.query::<T>(query, page.limit, start).await?;
-        let next_cursor = result.next.map(|k| self.cursors.seal(&scope, &k));
-        Response::ok(&ListBody { items: result.items, next_cursor })
+        let (items, next_cursor) = self.page::<T>(query, page).await?;
+        Response::ok(&ListBody { items, next_cursor })
     }
 }
 

@@ -522,7 +522,7 @@ mod tests {
             let pid = crate::ids::ProductId::from_ulid(ulid::Ulid::from_parts(1, l));
             let lid = crate::ids::ListingId::from_ulid(ulid::Ulid::from_parts(1, l));
             let product = crate::keys::product::item_keys(&pid, &brand, &c);
-            let listing = crate::keys::listing::item_keys(&lid, &u, ListingStatus::Active, &c);
+            let listing = crate::keys::listing::browse_keys(&lid, &u, ListingStatus::Active, &c);
             prop_assert!(products_by_category(&c).selects(&product));
             prop_assert!(!products_by_category(&c).selects(&listing));
             prop_assert!(category_listings(&c).selects(&listing));

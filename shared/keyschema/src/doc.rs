@@ -81,7 +81,8 @@ mod tests {
 
     #[test]
     fn readme_quotes_the_current_entity_table() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap_or_default();
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap_or_default();
         assert!(readme.contains(&super::entity_table()), "README.md's key table differs from docs/key-schema.md");
     }
 }

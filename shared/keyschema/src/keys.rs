@@ -101,13 +101,17 @@ pub mod listing {
     pub fn by_category(category: &CategoryId, id: &ListingId) -> Key {
         Key::new(format!("CATEGORY#{category}"), format!("LISTING#{id}"))
     }
-    /// All keys of a listing item in the given state.
-    pub fn item_keys(id: &ListingId, seller: &UserId, status: ListingStatus, category: &CategoryId) -> ItemKeys {
-        let browse = (status == ListingStatus::Active).then(|| by_category(category, id));
-        ItemKeys {
-            entity: EntityType::Listing,
-            keys: [Some(key(id)), Some(by_seller(seller, status, id)), browse, None],
-        }
+    /// Keys a listing is written with: table and GSI1. Its GSI2 keys are
+    /// the stream processor's to set ([`browse_keys`]).
+    pub fn item_keys(id: &ListingId, seller: &UserId, status: ListingStatus) -> ItemKeys {
+        ItemKeys { entity: EntityType::Listing, keys: [Some(key(id)), Some(by_seller(seller, status, id)), None, None] }
+    }
+    /// All keys of a listing once the stream processor has caught up: GSI2
+    /// only while active.
+    pub fn browse_keys(id: &ListingId, seller: &UserId, status: ListingStatus, category: &CategoryId) -> ItemKeys {
+        let mut keys = item_keys(id, seller, status);
+        keys.keys[Index::Gsi2 as usize] = (status == ListingStatus::Active).then(|| by_category(category, id));
+        keys
     }
 }
 
@@ -272,7 +276,10 @@ pub(crate) mod tests {
             )),
             (ulid(), user(), listing_status(), slug()).prop_map(|(l, s, st, c)| {
                 let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
-                (listing::item_keys(&l, &s, st, &c), vec![l.to_string(), s.to_string(), st.to_string(), c.to_string()])
+                (
+                    listing::browse_keys(&l, &s, st, &c),
+                    vec![l.to_string(), s.to_string(), st.to_string(), c.to_string()],
+                )
             }),
             (ulid(), user(), proptest::option::of(user()), order_status(), shards).prop_map(|(o, b, s, st, n)| {
                 let o = OrderId::from_ulid(o);
@@ -339,7 +346,7 @@ pub(crate) mod tests {
         assert_eq!(user::by_email(&e, &u), Key::new("USER_EMAIL#alice@x.com", "USER#u_alice"));
         let l = ListingId::from_ulid(Ulid::from_parts(1, 2));
         let c: CategoryId = "pottery".parse().unwrap();
-        let keys = listing::item_keys(&l, &u, ListingStatus::Sold, &c);
+        let keys = listing::browse_keys(&l, &u, ListingStatus::Sold, &c);
         assert_eq!(keys.on(Index::Gsi1).unwrap().sk, format!("LISTING#sold#{l}"));
         assert!(keys.on(Index::Gsi2).is_none(), "sold listings are not in the browse index");
         let b: BrandId = "acme".parse().unwrap();

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::ids::{BrandId, CategoryId, ProductId};
+use crate::ids::{BrandId, CategoryId, Email, ListingId, ProductId, UserId};
 use crate::keys::{self, ItemKeys};
 use crate::schema::EntityType;
 
@@ -264,6 +264,95 @@ impl Entity for Product {
     const TYPE: EntityType = EntityType::Product;
     fn item_keys(&self) -> ItemKeys {
         keys::product::item_keys(&self.product_id, &self.brand_id, &self.category_id)
+    }
+}
+
+/// A marketplace user: buyer, seller or both. The id is the caller's JWT `sub`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    /// The `sub` claim of the user's tokens.
+    pub user_id: UserId,
+    /// Display name.
+    pub name: String,
+    /// Unique (case-insensitive) email; shown only to the user and admins.
+    pub email: Email,
+    /// `buyer` at sign-up, `both` after the first listing.
+    pub role: UserRole,
+    /// Sum of the ratings of reviews about the user (kept by the stream processor).
+    #[serde(default)]
+    pub rating_sum: u64,
+    /// Number of reviews about the user (kept by the stream processor).
+    #[serde(default)]
+    pub review_count: u32,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last change.
+    pub updated_at: String,
+}
+
+impl User {
+    /// Average rating, if the user has reviews.
+    pub fn rating(&self) -> Option<f64> {
+        (self.review_count > 0).then(|| (self.rating_sum as f64 / f64::from(self.review_count) * 100.0).round() / 100.0)
+    }
+}
+
+impl Entity for User {
+    const TYPE: EntityType = EntityType::User;
+    fn item_keys(&self) -> ItemKeys {
+        keys::user::item_keys(&self.user_id, &self.email)
+    }
+}
+
+/// Claims an email for one user (the item a GSI cannot replace: uniqueness).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmailGuard {
+    /// The claimed address.
+    pub email: Email,
+    /// Who holds it.
+    pub user_id: UserId,
+}
+
+impl Entity for EmailGuard {
+    const TYPE: EntityType = EntityType::EmailGuard;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::email_guard::key(&self.email))
+    }
+}
+
+/// A one-off item for sale by a user.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listing {
+    /// ULID id.
+    pub listing_id: ListingId,
+    /// The user selling it.
+    pub seller_id: UserId,
+    /// Title.
+    pub title: String,
+    /// Asking price.
+    pub price: Money,
+    /// Category (shared with the catalog).
+    pub category_id: CategoryId,
+    /// Optional long text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// active, sold or removed.
+    pub status: ListingStatus,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last change.
+    pub updated_at: String,
+}
+
+impl Entity for Listing {
+    const TYPE: EntityType = EntityType::Listing;
+    /// The write path never sets the GSI2 (browse) keys: the stream processor
+    /// adds them while the listing is active and removes them after.
+    fn item_keys(&self) -> ItemKeys {
+        keys::listing::item_keys(&self.listing_id, &self.seller_id, self.status)
     }
 }
 
