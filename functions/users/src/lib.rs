@@ -1,0 +1,243 @@
+//! Users function: sign-up with a unique email, profiles, lookup by email
+//! (marketplace AP1-2, e-commerce AP6). The user id is always the caller's
+//! verified `sub`; emails are kept unique by a guard item written in the
+//! same transaction as the user.
+
+use api::validate::Name;
+use api::{ApiError, Caller, Deps, ListBody, Request, Response};
+use keyschema::access;
+use keyschema::ids::{Email, UserId};
+use keyschema::keys;
+use keyschema::model::{EmailGuard, User, UserRole};
+use keyschema::time::{now_ms, rfc3339};
+use serde::{Deserialize, Serialize};
+use store::aws_sdk_dynamodb::types::{Delete, ReturnValue, TransactWriteItem, Update};
+use store::item::{from_item, key_item, s, to_item};
+use store::{tx, StoreError};
+
+api::routes! {
+    app: Deps;
+    "POST /users" => sign_up,
+    "GET /users" => find_by_email,
+    "GET /users/{userId}" => get_user,
+    "PATCH /users/{userId}" => update_user,
+}
+
+/// A user as the API shows it: the email only to the user and admins.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile<'a> {
+    user_id: &'a UserId,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    email: Option<&'a Email>,
+    role: UserRole,
+    rating: Option<f64>,
+    review_count: u32,
+    created_at: &'a str,
+    updated_at: &'a str,
+}
+
+/// The view of `user` for `caller`.
+pub fn profile<'a>(user: &'a User, caller: Option<&Caller>) -> Profile<'a> {
+    let show_email = caller.is_some_and(|c| c.is(&user.user_id) || c.admin);
+    Profile {
+        user_id: &user.user_id,
+        name: &user.name,
+        email: show_email.then_some(&user.email),
+        role: user.role,
+        rating: user.rating(),
+        review_count: user.review_count,
+        created_at: &user.created_at,
+        updated_at: &user.updated_at,
+    }
+}
+
+/// Body of `POST /users`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignUp {
+    name: Name,
+    email: Email,
+}
+
+/// Sign-up: the caller's `sub` becomes the user id. One `TransactWriteItems`:
+/// the user put if absent and the email guard `USER_EMAIL#<email>` / `#UNIQUE`
+/// put if absent, so two sign-ups with one email never both succeed.
+async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let body: SignUp = req.json()?;
+    let now = rfc3339(now_ms());
+    let user = User {
+        user_id: caller.user_id.clone(),
+        name: body.name.into_string(),
+        email: body.email,
+        role: UserRole::Buyer,
+        rating_sum: 0,
+        review_count: 0,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    let guard = EmailGuard { email: user.email.clone(), user_id: user.user_id.clone() };
+    let table = app.store.table();
+    let result = app
+        .store
+        .client()
+        .transact_write_items()
+        .transact_items(tx::put_new(table, to_item(&user)?)?)
+        .transact_items(tx::put_new(table, to_item(&guard)?)?)
+        .send()
+        .await
+        .map_err(StoreError::from_transaction);
+    match result {
+        Ok(_) => Response::created(&profile(&user, Some(&caller))),
+        Err(e) if e.failed_conditions().contains(&0) => {
+            Err(ApiError::conflict(format!("user `{}` has already signed up", user.user_id)))
+        }
+        Err(e) if e.failed_conditions().contains(&1) => {
+            Err(ApiError::conflict(format!("email `{}` is already in use", user.email)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Marketplace AP1 / e-commerce AP6: a user's profile (any signed-in caller;
+/// the email only to the user or an admin). `GetItem USER#<userId> / #METADATA`.
+async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let id: UserId = req.path("userId")?;
+    match app.store.get::<User>(&keys::user::key(&id)).await? {
+        Some(user) => Response::ok(&profile(&user, Some(&caller))),
+        None => Err(ApiError::not_found(format!("user `{id}` does not exist"))),
+    }
+}
+
+/// Marketplace AP2: a user by email (admin), as a list of at most one.
+/// `Query GSI1 gsi1pk = USER_EMAIL#<email>, begins_with(gsi1sk, USER#)`.
+async fn find_by_email(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.admin()?;
+    let page = req.page(&["email"])?;
+    let email: Email =
+        req.query("email")?.ok_or_else(|| ApiError::bad_request("the `email` query parameter is required"))?;
+    let (users, next_cursor) = app.page::<User>(&access::user_by_email(&email), &page).await?;
+    let items: Vec<Profile> = users.iter().map(|u| profile(u, Some(&caller))).collect();
+    Response::ok(&ListBody { items, next_cursor })
+}
+
+/// Body of `PATCH /users/{userId}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileChange {
+    name: Option<Name>,
+    email: Option<Email>,
+}
+
+/// Updates the caller's own profile. A name change is one conditional
+/// `UpdateItem`. An email change reads the user, then moves the guard in one
+/// `TransactWriteItems`: the user updated only if its email is still the one
+/// read, the old guard deleted only if it is the user's, the new guard put
+/// only if absent.
+async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let id: UserId = req.path("userId")?;
+    if !caller.is(&id) {
+        return Err(ApiError::forbidden("only the user may change their profile"));
+    }
+    let change: ProfileChange = req.json()?;
+    if change.name.is_none() && change.email.is_none() {
+        return Err(ApiError::bad_request("invalid body: give `name`, `email` or both"));
+    }
+    let now = rfc3339(now_ms());
+    let not_found = || ApiError::not_found(format!("user `{id}` does not exist"));
+    if let Some(new_email) = &change.email {
+        let current = app.store.get::<User>(&keys::user::key(&id)).await?.ok_or_else(not_found)?;
+        if &current.email != new_email {
+            return change_email(app, &caller, current, new_email, change.name.map(Name::into_string), now).await;
+        }
+        if change.name.is_none() {
+            return Response::ok(&profile(&current, Some(&caller)));
+        }
+    }
+    let Some(name) = change.name else {
+        return Err(ApiError::bad_request("invalid body: give `name`, `email` or both"));
+    };
+    let result = app
+        .store
+        .client()
+        .update_item()
+        .table_name(app.store.table())
+        .set_key(Some(key_item(&keys::user::key(&id))))
+        .update_expression("SET #name = :name, updatedAt = :now")
+        .condition_expression("attribute_exists(pk)")
+        .expression_attribute_names("#name", "name")
+        .expression_attribute_values(":name", s(name.into_string()))
+        .expression_attribute_values(":now", s(now))
+        .return_values(ReturnValue::AllNew)
+        .send()
+        .await
+        .map_err(StoreError::from_update);
+    match result {
+        Ok(out) => Response::ok(&profile(&from_item::<User>(out.attributes.unwrap_or_default())?, Some(&caller))),
+        Err(e) if e.is_conditional_check_failed() => Err(not_found()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn change_email(
+    app: &Deps,
+    caller: &Caller,
+    mut user: User,
+    new_email: &Email,
+    name: Option<String>,
+    now: String,
+) -> Result<Response, ApiError> {
+    let table = app.store.table();
+    let invalid = |e: store::aws_sdk_dynamodb::error::BuildError| ApiError::internal(e);
+    let gsi1 = keys::user::by_email(new_email, &user.user_id);
+    let mut set = "SET email = :new, gsi1pk = :gsi1pk, updatedAt = :now".to_owned();
+    if name.is_some() {
+        set.push_str(", #name = :name");
+    }
+    let mut update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key_item(&keys::user::key(&user.user_id))))
+        .update_expression(set)
+        .condition_expression("email = :old")
+        .expression_attribute_values(":new", s(new_email.as_str()))
+        .expression_attribute_values(":old", s(user.email.as_str()))
+        .expression_attribute_values(":gsi1pk", s(gsi1.pk))
+        .expression_attribute_values(":now", s(&now));
+    if let Some(name) = &name {
+        update = update.expression_attribute_names("#name", "name").expression_attribute_values(":name", s(name));
+    }
+    let release_old = Delete::builder()
+        .table_name(table)
+        .set_key(Some(key_item(&keys::email_guard::key(&user.email))))
+        .condition_expression("userId = :me")
+        .expression_attribute_values(":me", s(user.user_id.as_str()))
+        .build()
+        .map_err(invalid)?;
+    let guard = EmailGuard { email: new_email.clone(), user_id: user.user_id.clone() };
+    let result = app
+        .store
+        .client()
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().update(update.build().map_err(invalid)?).build())
+        .transact_items(TransactWriteItem::builder().delete(release_old).build())
+        .transact_items(tx::put_new(table, to_item(&guard)?)?)
+        .send()
+        .await
+        .map_err(StoreError::from_transaction);
+    match result {
+        Ok(_) => {
+            user.email = new_email.clone();
+            user.name = name.unwrap_or(user.name);
+            user.updated_at = now;
+            Response::ok(&profile(&user, Some(caller)))
+        }
+        Err(e) if e.failed_conditions().contains(&2) => {
+            Err(ApiError::conflict(format!("email `{new_email}` is already in use")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
