@@ -1,8 +1,8 @@
 //! Demo data for the local stack and the sample events: a few brands,
 //! categories and products with fixed ids (events/ refers to them).
 
-use keyschema::ids::ProductId;
-use keyschema::model::{Brand, Category, Entity, Money, Product};
+use keyschema::ids::{ListingId, ProductId};
+use keyschema::model::{Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Product, User, UserRole};
 use keyschema::time::{now_ms, rfc3339};
 use store::{item, Store, StoreError};
 
@@ -13,6 +13,13 @@ pub const PRODUCT_IDS: [&str; 4] = [
     "01JF8Z5Q000000000000000003",
     "01JF8Z5Q000000000000000004",
 ];
+
+/// Listing ids used by the sample events (active, active, sold).
+pub const LISTING_IDS: [&str; 3] =
+    ["01JF8Z6A000000000000000001", "01JF8Z6A000000000000000002", "01JF8Z6A000000000000000003"];
+
+/// Demo users: `alice` sells, `bob` buys.
+pub const USERS: [(&str, &str, &str); 2] = [("alice", "Alice", "alice@example.com"), ("bob", "Bob", "bob@example.com")];
 
 /// Writes the demo items (overwriting, so loading twice is harmless).
 pub async fn load(store: &Store) -> Result<usize, StoreError> {
@@ -49,6 +56,53 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             updated_at: now.clone(),
         };
         put(store, &product).await?;
+        count += 1;
+    }
+    for (id, name, email) in USERS {
+        let role = if id == "alice" { UserRole::Both } else { UserRole::Buyer };
+        let user = User {
+            user_id: parse::<keyschema::ids::UserId>(id)?,
+            name: name.into(),
+            email: parse::<keyschema::ids::Email>(email)?,
+            role,
+            rating_sum: 0,
+            review_count: 0,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+        };
+        put(store, &EmailGuard { email: user.email.clone(), user_id: user.user_id.clone() }).await?;
+        put(store, &user).await?;
+        count += 2;
+    }
+    let listings = [
+        (LISTING_IDS[0], "Stoneware mug, blue glaze", "pottery", 2800, ListingStatus::Active),
+        (LISTING_IDS[1], "First edition, signed", "books", 12000, ListingStatus::Active),
+        (LISTING_IDS[2], "Vase", "pottery", 6500, ListingStatus::Sold),
+    ];
+    for (id, title, category, cents, status) in listings {
+        let listing = Listing {
+            listing_id: parse::<ListingId>(id)?,
+            seller_id: parse::<keyschema::ids::UserId>("alice")?,
+            title: title.into(),
+            price: Money::from_cents(cents),
+            category_id: parse(category)?,
+            description: None,
+            status,
+            created_at: now.clone(),
+            updated_at: now.clone(),
+        };
+        // As the stream processor leaves it: browse keys only while active.
+        let mut item = item::to_item(&listing)?;
+        let keys = keyschema::keys::listing::browse_keys(
+            &listing.listing_id,
+            &listing.seller_id,
+            status,
+            &listing.category_id,
+        );
+        for (attr, value) in keys.attributes() {
+            item.insert(attr.to_owned(), item::s(value));
+        }
+        store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
         count += 1;
     }
     Ok(count)

@@ -64,7 +64,18 @@ impl HttpFunction {
 
 /// Every HTTP API function, built over the same dependencies.
 pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
-    vec![HttpFunction::new("CatalogFunction", catalog::ROUTES, deps.clone(), |app, event| {
-        Box::pin(async move { catalog::handler(&app, event).await })
-    })]
+    vec![
+        HttpFunction::new("CatalogFunction", catalog::ROUTES, deps.clone(), |app, event| {
+            Box::pin(async move { catalog::handler(&app, event).await })
+        }),
+        HttpFunction::new("UsersFunction", users::ROUTES, deps.clone(), |app, event| {
+            Box::pin(async move { users::handler(&app, event).await })
+        }),
+        HttpFunction::new("ListingsFunction", listings::ROUTES, deps.clone(), |app, event| {
+            Box::pin(async move { listings::handler(&app, event).await })
+        }),
+    ]
 }
+
+/// Logical id of the function on the table's stream (see [`crate::stream`]).
+pub const STREAM_FUNCTION: &str = "StreamProcessorFunction";

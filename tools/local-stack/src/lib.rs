@@ -3,15 +3,16 @@
 //! `template.yaml` served on localhost behind dev JWTs, calling the same
 //! handler code as the Lambda binaries.
 //!
-//! The stream processor plugs in beside [`functions::http_functions`]: a
-//! poller of the table's real stream (DynamoDB Local implements the Streams
-//! API) that hands batches to the processor's handler.
+//! The stream processor runs beside them: [`stream::StreamPoller`] reads the
+//! table's real stream (DynamoDB Local implements the Streams API) and hands
+//! batches to the processor's handler, as the event source mapping would.
 
 pub mod demo;
 pub mod dynamodb_local;
 pub mod functions;
 pub mod jwt;
 pub mod server;
+pub mod stream;
 pub mod template;
 
 use api::{CursorKey, Deps};

@@ -53,8 +53,10 @@ async fn serve() -> Result<(), String> {
     let loaded = demo::load(&deps.store).await.map_err(|e| format!("demo data: {e}"))?;
     let template = Template::project()?;
     let gateway = Gateway::new(template.routes(), functions::http_functions(&deps), jwt::secret())?;
+    let poller = local_stack::stream::StreamPoller::new(deps.store.clone(), &dynamo.endpoint).await?;
+    tokio::spawn(poller.run(std::time::Duration::from_millis(250)));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("port {port}: {e}"))?;
-    println!("DynamoDB: {} (table {table}, {loaded} demo items)", dynamo.endpoint);
+    println!("DynamoDB: {} (table {table}, {loaded} demo items; stream processor polling)", dynamo.endpoint);
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
     println!("Admin token: {}", jwt::mint(&jwt::secret(), "admin", true, 3600 * 12));
     println!("User token:  {}", jwt::mint(&jwt::secret(), "alice", false, 3600 * 12));
