@@ -1,11 +1,16 @@
-//! Every sample event in events/ is a real HTTP API v2 payload that the
-//! function it is routed to (by template.yaml) answers successfully against
-//! DynamoDB Local with the demo data.
+//! Every sample event in events/ runs against DynamoDB Local with the demo
+//! data: HTTP API events through the function template.yaml routes them to
+//! (via the local stack's registry, the same handlers as the binaries), and
+//! stream batches through the stream processor.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use api::aws_lambda_events::apigw::ApiGatewayV2httpRequest;
-use integration_tests::{lambda_event, Reply, TestTable};
+use aws_lambda_events::dynamodb::Event;
+use integration_tests::{Reply, TestTable};
+use lambda_runtime::{Context, LambdaEvent};
+use local_stack::functions::http_functions;
 use local_stack::template::Template;
 
 fn event_files(dir: &str) -> Vec<PathBuf> {
@@ -19,21 +24,18 @@ fn event_files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-#[tokio::test]
-async fn catalog_events_run_against_demo_data() {
+async fn run_http_events(dir: &str, function: &str, routes_in_code: &[&str]) {
     let template = Template::project().unwrap();
     let routes = template.routes();
-    let files = event_files("catalog");
-    assert!(files.len() >= catalog::ROUTES.len(), "one event per route at least");
-    let mut covered = std::collections::BTreeSet::new();
-    for file in files {
+    let mut covered = BTreeSet::new();
+    for file in event_files(dir) {
         let text = std::fs::read_to_string(&file).unwrap();
         let event: ApiGatewayV2httpRequest =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not a v2 event: {e}", file.display()));
         let key = event.route_key.clone().unwrap_or_default();
         let route =
             routes.iter().find(|r| r.key() == key).unwrap_or_else(|| panic!("{}: no route {key}", file.display()));
-        assert_eq!(route.function, "CatalogFunction", "{}", file.display());
+        assert_eq!(route.function, function, "{}", file.display());
         assert_eq!(
             route.authorized,
             event.request_context.authorizer.is_some(),
@@ -41,10 +43,49 @@ async fn catalog_events_run_against_demo_data() {
             file.display()
         );
         let t = TestTable::with_demo_data().await;
-        let reply = Reply::from_event(catalog::handler(&t.deps, lambda_event(event)).await.unwrap());
+        let registry = http_functions(&t.deps);
+        let target = registry.iter().find(|f| f.logical_id == function).expect("registered");
+        let reply = Reply::from_event(target.invoke(event, "test").await);
         assert!((200..300).contains(&reply.status), "{}: {} {:?}", file.display(), reply.status, reply.body);
         covered.insert(key);
     }
-    let all: std::collections::BTreeSet<String> = catalog::ROUTES.iter().map(|r| r.to_string()).collect();
-    assert_eq!(covered, all, "every catalog route has a sample event");
+    let all: BTreeSet<String> = routes_in_code.iter().map(|r| r.to_string()).collect();
+    assert_eq!(covered, all, "every {function} route has a sample event");
+}
+
+#[tokio::test]
+async fn catalog_events_run_against_demo_data() {
+    run_http_events("catalog", "CatalogFunction", catalog::ROUTES).await;
+}
+
+#[tokio::test]
+async fn users_events_run_against_demo_data() {
+    run_http_events("users", "UsersFunction", users::ROUTES).await;
+}
+
+#[tokio::test]
+async fn listings_events_run_against_demo_data() {
+    run_http_events("listings", "ListingsFunction", listings::ROUTES).await;
+}
+
+/// Stream batches: every record is processed, except in files named
+/// `*malformed*`, where exactly the malformed record is reported.
+#[tokio::test]
+async fn stream_events_run_against_demo_data() {
+    let files = event_files("stream-processor");
+    assert!(files.len() >= 3);
+    for file in files {
+        let event: Event = serde_json::from_str(&std::fs::read_to_string(&file).unwrap())
+            .unwrap_or_else(|e| panic!("{}: not a DynamoDB stream event: {e}", file.display()));
+        let t = TestTable::with_demo_data().await;
+        let response =
+            stream_processor::handler(&t.deps.store, LambdaEvent::new(event, Context::default())).await.unwrap();
+        let failed: Vec<_> = response.batch_item_failures.iter().filter_map(|f| f.item_identifier.clone()).collect();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        if name.contains("malformed") {
+            assert_eq!(failed, ["300000000000000000002"], "{name}");
+        } else {
+            assert!(failed.is_empty(), "{name}: {failed:?}");
+        }
+    }
 }

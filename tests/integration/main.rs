@@ -3,5 +3,8 @@
 
 mod catalog;
 mod events;
+mod listings;
 mod local_stack_http;
+mod stream;
 mod template;
+mod users;

@@ -56,7 +56,11 @@ fn table_matches_the_key_schema() {
 fn routes_match_each_functions_route_table() {
     let t = Template::project().unwrap();
     let routes = t.routes();
-    let deps_free: Vec<(&str, &[&str])> = vec![("CatalogFunction", catalog::ROUTES)];
+    let deps_free: Vec<(&str, &[&str])> = vec![
+        ("CatalogFunction", catalog::ROUTES),
+        ("UsersFunction", users::ROUTES),
+        ("ListingsFunction", listings::ROUTES),
+    ];
     for (function, code_routes) in deps_free {
         let declared: BTreeSet<String> = routes.iter().filter(|r| r.function == function).map(|r| r.key()).collect();
         let served: BTreeSet<String> = code_routes.iter().map(|r| r.to_string()).collect();
@@ -69,19 +73,32 @@ fn routes_match_each_functions_route_table() {
     assert_eq!(before, keys.len(), "a route key is declared twice");
 }
 
+/// Only these routes are open without a token; every other one has the
+/// JWT authorizer.
 #[test]
-fn public_routes_are_exactly_the_catalog_reads() {
+fn public_routes_are_exactly_the_public_reads() {
     let t = Template::project().unwrap();
-    for r in t.routes() {
-        let public = !r.authorized;
-        assert_eq!(public, r.method == "GET" && r.function == "CatalogFunction", "{}", r.key());
-    }
+    let public: BTreeSet<String> = t.routes().iter().filter(|r| !r.authorized).map(|r| r.key()).collect();
+    let expected: BTreeSet<String> = [
+        "GET /brands",
+        "GET /categories",
+        "GET /products/{productId}",
+        "GET /brands/{brandId}/products",
+        "GET /categories/{categoryId}/products",
+        "GET /listings/{listingId}",
+        "GET /categories/{categoryId}/listings",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(public, expected);
 }
 
 #[test]
 fn every_function_is_served_by_the_local_stack() {
     let t = Template::project().unwrap();
-    let registered: BTreeSet<&str> = ["CatalogFunction"].into();
+    let registered: BTreeSet<&str> =
+        ["CatalogFunction", "UsersFunction", "ListingsFunction", local_stack::functions::STREAM_FUNCTION].into();
     let declared: BTreeSet<String> = t.resources_of_type("AWS::Serverless::Function").into_iter().collect();
     assert_eq!(declared.iter().map(String::as_str).collect::<BTreeSet<_>>(), registered);
 }
@@ -91,14 +108,36 @@ fn every_function_is_served_by_the_local_stack() {
 #[test]
 fn policies_grant_only_used_indexes_and_no_scan() {
     let t = Template::project().unwrap();
-    let expected: Vec<(&str, BTreeSet<&str>)> = vec![("CatalogFunction", ["GSI1", "GSI2"].into())];
+    let expected: Vec<(&str, BTreeSet<&str>)> = vec![
+        ("CatalogFunction", ["GSI1", "GSI2"].into()),
+        ("UsersFunction", ["GSI1"].into()),
+        ("ListingsFunction", ["GSI1", "GSI2"].into()),
+        ("StreamProcessorFunction", [].into()),
+    ];
     for (function, indexes) in expected {
         let props = t.properties(function).unwrap();
         let text = serde_yaml::to_string(&props["Policies"]).unwrap();
         assert!(!text.contains("Scan"), "{function} may Scan");
         assert!(!text.contains("dynamodb:*"), "{function} has a wildcard");
+        assert!(!text.contains("dynamodb:Scan"), "{function} may Scan");
         for index in Index::GSIS.iter().filter_map(|i| i.name()) {
             assert_eq!(text.contains(&format!("/index/{index}")), indexes.contains(index), "{function} and {index}");
         }
     }
+}
+
+/// The stream's event source mapping reports partial failures, bisects,
+/// bounds retries and record age, and has an on-failure destination; the
+/// local poller uses the same batch size and retry count.
+#[test]
+fn stream_mapping_is_bounded_with_a_destination() {
+    let t = Template::project().unwrap();
+    let props = t.properties(local_stack::functions::STREAM_FUNCTION).unwrap();
+    let stream = &props["Events"]["TableStream"]["Properties"];
+    assert_eq!(stream["FunctionResponseTypes"][0].as_str(), Some("ReportBatchItemFailures"));
+    assert_eq!(stream["BisectBatchOnFunctionError"].as_bool(), Some(true));
+    assert_eq!(stream["MaximumRetryAttempts"].as_u64(), Some(u64::from(local_stack::stream::MAX_RETRIES)));
+    assert_eq!(stream["BatchSize"].as_i64(), Some(i64::from(local_stack::stream::BATCH_SIZE)));
+    assert!(stream["MaximumRecordAgeInSeconds"].as_u64().is_some());
+    assert_eq!(stream["DestinationConfig"]["OnFailure"]["Type"].as_str(), Some("SQS"));
 }

@@ -189,6 +189,54 @@ pub fn lambda_event(event: ApiGatewayV2httpRequest) -> LambdaEvent<ApiGatewayV2h
 
 /// Calls the catalog function's Lambda handler.
 pub async fn catalog(deps: &Deps, r: Req) -> Reply {
-    let resp = catalog::handler(deps, lambda_event(r.event())).await.expect("infallible");
-    Reply::from_event(resp)
+    Reply::from_event(catalog::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Calls the users function's Lambda handler.
+pub async fn users(deps: &Deps, r: Req) -> Reply {
+    Reply::from_event(users::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Calls the listings function's Lambda handler.
+pub async fn listings(deps: &Deps, r: Req) -> Reply {
+    Reply::from_event(listings::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Every record in the test table's stream so far, as Lambda would deliver them.
+pub async fn stream_records(t: &TestTable) -> Vec<aws_lambda_events::dynamodb::EventRecord> {
+    let table = t.deps.store.client().describe_table().table_name(t.deps.store.table()).send().await.unwrap();
+    let arn = table.table.unwrap().latest_stream_arn.unwrap();
+    let streams = local_stack::stream::streams_client(endpoint());
+    let shards =
+        streams.describe_stream().stream_arn(&arn).send().await.unwrap().stream_description.unwrap().shards.unwrap();
+    let mut out = Vec::new();
+    for shard in shards {
+        let mut iterator = streams
+            .get_shard_iterator()
+            .stream_arn(&arn)
+            .shard_id(shard.shard_id.unwrap())
+            .shard_iterator_type(aws_sdk_dynamodbstreams::types::ShardIteratorType::TrimHorizon)
+            .send()
+            .await
+            .unwrap()
+            .shard_iterator;
+        while let Some(it) = iterator {
+            let page = streams.get_records().shard_iterator(it).send().await.unwrap();
+            let records = page.records.unwrap_or_default();
+            if records.is_empty() {
+                break;
+            }
+            out.extend(records.into_iter().map(|r| local_stack::stream::to_event_record(r, &arn)));
+            iterator = page.next_shard_iterator;
+        }
+    }
+    out
+}
+
+/// Runs the stream processor's handler on `records`; returns the failed sequence numbers.
+pub async fn process_stream(t: &TestTable, records: Vec<aws_lambda_events::dynamodb::EventRecord>) -> Vec<String> {
+    let mut event = aws_lambda_events::dynamodb::Event::default();
+    event.records = records;
+    let response = stream_processor::handler(&t.deps.store, LambdaEvent::new(event, Context::default())).await.unwrap();
+    response.batch_item_failures.into_iter().filter_map(|f| f.item_identifier).collect()
 }

@@ -1,0 +1,150 @@
+//! Listings (marketplace AP3-6) against DynamoDB Local.
+
+use integration_tests::{listings, req, stream_records, users, As, Reply, TestTable};
+use serde_json::json;
+
+const L1: &str = "01JF8Z6A000000000000000001"; // alice, active, pottery
+const L2: &str = "01JF8Z6A000000000000000002"; // alice, active, books
+const L3: &str = "01JF8Z6A000000000000000003"; // alice, sold, pottery
+
+async fn create(t: &TestTable, by: &'static str, title: &str, category: &str) -> Reply {
+    listings(
+        &t.deps,
+        req("POST /listings").by(As::User(by)).json(json!({ "title": title, "price": 9.5, "categoryId": category })),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn create_makes_a_buyer_a_seller_in_one_transaction() {
+    let t = TestTable::with_demo_data().await;
+    let r = create(&t, "bob", "Old lamp", "pottery").await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!((r.body["sellerId"].as_str(), r.body["status"].as_str()), (Some("bob"), Some("active")));
+    assert_eq!(t.requests(), ["TransactWriteItems"]);
+    let bob = users(&t.deps, req("GET /users/{userId}").path("userId", "bob").by(As::User("bob"))).await;
+    assert_eq!(bob.body["role"], "both");
+
+    let stranger = create(&t, "stranger", "x", "pottery").await;
+    assert_eq!(stranger.status, 403, "only signed-up users sell");
+    let no_category = create(&t, "bob", "x", "nowhere").await;
+    assert_eq!(no_category.status, 400);
+    assert!(no_category.body["error"]["message"].as_str().unwrap().contains("nowhere"));
+    let forged = listings(
+        &t.deps,
+        req("POST /listings")
+            .by(As::User("bob"))
+            .json(json!({ "title": "x", "price": 1, "categoryId": "books", "sellerId": "alice" })),
+    )
+    .await;
+    assert_eq!(forged.status, 400, "the seller comes from the token only");
+    let status = listings(
+        &t.deps,
+        req("POST /listings")
+            .by(As::User("bob"))
+            .json(json!({ "title": "x", "price": 1, "categoryId": "books", "status": "sold" })),
+    )
+    .await;
+    assert_eq!(status.status, 400, "status is server-owned");
+    let free = listings(
+        &t.deps,
+        req("POST /listings").by(As::User("bob")).json(json!({ "title": "x", "price": 0, "categoryId": "books" })),
+    )
+    .await;
+    assert_eq!(free.status, 400);
+}
+
+#[tokio::test]
+async fn ap3_get_listing_is_one_get_item() {
+    let t = TestTable::with_demo_data().await;
+    let r = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
+    assert_eq!((r.status, r.body["title"].as_str()), (200, Some("Stoneware mug, blue glaze")));
+    assert_eq!(r.body["price"], 28);
+    assert_eq!(t.requests(), ["GetItem"]);
+    let missing =
+        listings(&t.deps, req("GET /listings/{listingId}").path("listingId", "01JF8Z6A00000000000000000Z")).await;
+    assert_eq!(missing.status, 404);
+}
+
+#[tokio::test]
+async fn ap4_ap5_seller_listings_by_status_prefix() {
+    let t = TestTable::with_demo_data().await;
+    let seller = |by: As| req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(by);
+    let all = listings(&t.deps, seller(As::User("alice"))).await;
+    assert_eq!(all.status, 200, "{:?}", all.body);
+    assert_eq!(all.item_field("listingId"), [L1, L2, L3], "active first, then sold (status is the sort-key prefix)");
+    assert_eq!(t.requests(), ["Query"]);
+    let active = listings(&t.deps, seller(As::User("bob")).query("status", "active")).await;
+    assert_eq!(active.item_field("listingId"), [L1, L2]);
+    assert_eq!(t.requests(), ["Query"]);
+    let sold_by_admin = listings(&t.deps, seller(As::Admin).query("status", "sold")).await;
+    assert_eq!(sold_by_admin.item_field("listingId"), [L3]);
+
+    let others = listings(&t.deps, seller(As::User("bob"))).await;
+    assert_eq!(others.status, 403, "all-status listings are the seller's business");
+    let others_sold = listings(&t.deps, seller(As::User("bob")).query("status", "sold")).await;
+    assert_eq!(others_sold.status, 403);
+    let bad_status = listings(&t.deps, seller(As::User("alice")).query("status", "lost")).await;
+    assert_eq!(bad_status.status, 400);
+}
+
+#[tokio::test]
+async fn updates_are_the_sellers_and_move_the_status_prefix() {
+    let t = TestTable::with_demo_data().await;
+    let patch = |by: &'static str, id: &str, body| {
+        req("PATCH /listings/{listingId}").path("listingId", id).by(As::User(by)).json(body)
+    };
+
+    let r = listings(&t.deps, patch("alice", L1, json!({ "status": "removed", "price": 30 }))).await;
+    assert_eq!((r.status, r.body["status"].as_str()), (200, Some("removed")), "{:?}", r.body);
+    assert_eq!(r.body["price"], 30);
+    assert_eq!(t.requests(), ["UpdateItem"]);
+    let active = listings(
+        &t.deps,
+        req("GET /sellers/{sellerId}/listings")
+            .path("sellerId", "alice")
+            .query("status", "active")
+            .by(As::User("alice")),
+    )
+    .await;
+    assert_eq!(active.item_field("listingId"), [L2]);
+    let removed = listings(
+        &t.deps,
+        req("GET /sellers/{sellerId}/listings")
+            .path("sellerId", "alice")
+            .query("status", "removed")
+            .by(As::User("alice")),
+    )
+    .await;
+    assert_eq!(removed.item_field("listingId"), [L1]);
+
+    let not_mine = listings(&t.deps, patch("bob", L2, json!({ "title": "mine now" }))).await;
+    assert_eq!(not_mine.status, 403);
+    assert_eq!(t.requests().len(), 3, "two queries and one refused conditional write");
+    let sold = listings(&t.deps, patch("alice", L3, json!({ "status": "active" }))).await;
+    assert_eq!(sold.status, 409, "a sold listing never comes back");
+    let to_sold = listings(&t.deps, patch("alice", L2, json!({ "status": "sold" }))).await;
+    assert_eq!(to_sold.status, 400, "sold only through an order");
+    let missing = listings(&t.deps, patch("alice", "01JF8Z6A00000000000000000Z", json!({ "title": "x" }))).await;
+    assert_eq!(missing.status, 404);
+    let untouched = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L2)).await;
+    assert_eq!(untouched.body["title"], "First edition, signed");
+}
+
+#[tokio::test]
+async fn ap6_category_browse_is_the_sparse_index_newest_first() {
+    let t = TestTable::with_demo_data().await;
+    let first = create(&t, "alice", "Older", "pottery").await.body["listingId"].as_str().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await; // ULIDs of one millisecond need not be ordered
+    let second = create(&t, "alice", "Newer", "pottery").await.body["listingId"].as_str().unwrap().to_owned();
+    // The write path does not index; the stream processor does.
+    let browse = || listings(&t.deps, req("GET /categories/{categoryId}/listings").path("categoryId", "pottery"));
+    assert_eq!(browse().await.item_field("listingId"), [L1]);
+    let failed = integration_tests::process_stream(&t, stream_records(&t).await).await;
+    assert!(failed.is_empty());
+    t.requests();
+    let r = browse().await;
+    assert_eq!(r.item_field("listingId"), [second.as_str(), first.as_str(), L1], "newest first; sold L3 absent");
+    assert_eq!(t.requests(), ["Query"]);
+    assert!(r.items().iter().all(|i| i["status"] == "active"));
+}
