@@ -18,7 +18,7 @@ use crate::ApiError;
 
 /// Environment variable holding the signing secret (at least 32 bytes).
 pub const SECRET_VAR: &str = "CURSOR_SECRET";
-const MAX_CURSOR_LEN: usize = 4096;
+const MAX_CURSOR_LEN: usize = 8192;
 const TAG_LEN: usize = 16;
 
 /// The key cursors are signed with. Cheap to clone.

@@ -49,6 +49,12 @@ impl ApiError {
         Self::new(409, "conflict", message)
     }
 
+    /// 422: the request is well-formed but cannot be accepted as it is
+    /// (such as an idempotency key reused with another request).
+    pub fn unprocessable(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(422, code, message)
+    }
+
     /// 413: the body is larger than any valid request.
     pub fn too_large(limit: usize) -> Self {
         Self::new(413, "payload_too_large", format!("request body exceeds {limit} bytes"))

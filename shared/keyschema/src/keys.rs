@@ -172,6 +172,15 @@ pub mod order_item {
     }
 }
 
+/// Idempotency record: `IDEMPOTENCY#<callerId>#<key>` / `#IDEMPOTENCY`.
+pub mod idempotency {
+    use super::*;
+    /// Primary key; `key` is a validated `Idempotency-Key` (no `#`).
+    pub fn key(caller: &UserId, key: &str) -> Key {
+        Key::new(format!("IDEMPOTENCY#{caller}#{key}"), "#IDEMPOTENCY")
+    }
+}
+
 /// Review: `USER#<reviewedUserId>` / `REVIEW#<reviewId>`; GSI1 by author.
 pub mod review {
     use super::*;
@@ -297,6 +306,9 @@ pub(crate) mod tests {
             (user(), user(), ulid()).prop_map(|(r, a, id)| {
                 let id = ReviewId::from_ulid(id);
                 (review::item_keys(&r, &a, &id), vec![r.to_string(), a.to_string(), id.to_string()])
+            }),
+            (user(), "[A-Za-z0-9_-]{1,64}").prop_map(|(u, k)| {
+                (ItemKeys::table_only(EntityType::Idempotency, idempotency::key(&u, &k)), vec![u.to_string(), k])
             }),
             slug().prop_map(|b| {
                 let b: BrandId = b.parse().unwrap();

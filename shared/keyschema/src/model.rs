@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, ProductId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, UserId};
 use crate::keys::{self, ItemKeys};
 use crate::schema::EntityType;
 
@@ -356,6 +356,121 @@ impl Entity for Listing {
     }
 }
 
+impl OrderStatus {
+    /// Whether an order may move from `self` to `next`: pending -> confirmed
+    /// -> shipped -> delivered, and cancelled from pending or confirmed.
+    pub fn can_become(self, next: OrderStatus) -> bool {
+        use OrderStatus::*;
+        matches!(
+            (self, next),
+            (Pending, Confirmed) | (Confirmed, Shipped) | (Shipped, Delivered) | (Pending | Confirmed, Cancelled)
+        )
+    }
+}
+
+/// One line of an order as the order record summarizes it (enough to undo
+/// the order: restore stock or relist).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderLine {
+    /// The product or listing id.
+    pub item_id: String,
+    /// Units.
+    pub qty: u32,
+}
+
+/// An order: of one listing (marketplace) or of catalog products (e-commerce).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Order {
+    /// ULID id: sorts by creation time.
+    pub order_id: OrderId,
+    /// Who bought.
+    pub buyer_id: UserId,
+    /// Who sold (listing orders); catalog orders are the platform's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_id: Option<UserId>,
+    /// The listing bought (listing orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_id: Option<ListingId>,
+    /// Lifecycle status.
+    pub status: OrderStatus,
+    /// Sum of the lines.
+    pub total: Money,
+    /// What was ordered.
+    pub lines: Vec<OrderLine>,
+    /// The GSI3 shard (from the id and the shard count at placement).
+    pub shard: u16,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last change.
+    pub updated_at: String,
+}
+
+impl Entity for Order {
+    const TYPE: EntityType = EntityType::Order;
+    fn item_keys(&self) -> ItemKeys {
+        let mut keys = keys::order::item_keys(&self.order_id, &self.buyer_id, self.seller_id.as_ref(), self.status, 1);
+        keys.keys[3] = Some(keys::Key {
+            pk: keys::order::status_partition(self.status, self.shard),
+            sk: keys::order::sort_value(&self.order_id),
+        });
+        keys
+    }
+}
+
+/// One item of an order, with the parties (so its own reads can be authorized).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderItem {
+    /// The order.
+    pub order_id: OrderId,
+    /// The product or listing id.
+    pub item_id: String,
+    /// Product name or listing title at the time of the order.
+    pub name: String,
+    /// Units.
+    pub qty: u32,
+    /// Unit price at the time of the order.
+    pub price: Money,
+    /// The order's buyer.
+    pub buyer_id: UserId,
+    /// The order's seller (listing orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_id: Option<UserId>,
+}
+
+impl Entity for OrderItem {
+    const TYPE: EntityType = EntityType::OrderItem;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::order_item::key(&self.order_id, &self.item_id))
+    }
+}
+
+/// Remembers an `Idempotency-Key`: the request it came with and the order
+/// it created.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdempotencyRecord {
+    /// Whose key.
+    pub caller_id: UserId,
+    /// The key.
+    pub key: String,
+    /// SHA-256 of the request, to refuse the key with another request.
+    pub request_hash: String,
+    /// The order the first request created.
+    pub order_id: OrderId,
+    /// Epoch seconds after which DynamoDB's TTL deletes it.
+    pub expires_at: u64,
+}
+
+impl Entity for IdempotencyRecord {
+    const TYPE: EntityType = EntityType::Idempotency;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::idempotency::key(&self.caller_id, &self.key))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +488,26 @@ mod tests {
         assert_eq!(serde_json::to_string(&Money::from_cents(2999)).unwrap(), "29.99");
         assert_eq!(serde_json::to_string(&Money::from_cents(2800)).unwrap(), "28");
         assert_eq!(Money::from_cents(5).to_string(), "0.05");
+    }
+
+    #[test]
+    fn order_lifecycle() {
+        use OrderStatus::*;
+        let allowed: Vec<_> = OrderStatus::ALL
+            .iter()
+            .flat_map(|a| OrderStatus::ALL.iter().map(move |b| (*a, *b)))
+            .filter(|(a, b)| a.can_become(*b))
+            .collect();
+        assert_eq!(
+            allowed,
+            [
+                (Pending, Confirmed),
+                (Pending, Cancelled),
+                (Confirmed, Shipped),
+                (Confirmed, Cancelled),
+                (Shipped, Delivered)
+            ]
+        );
     }
 
     #[test]

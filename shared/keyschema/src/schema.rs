@@ -98,6 +98,8 @@ pub enum EntityType {
     Category,
     /// A catalog product with a stock level.
     Product,
+    /// Remembers an `Idempotency-Key` and the order it created (expires by TTL).
+    Idempotency,
 }
 
 impl EntityType {
@@ -113,6 +115,7 @@ impl EntityType {
             EntityType::Brand => "Brand",
             EntityType::Category => "Category",
             EntityType::Product => "Product",
+            EntityType::Idempotency => "Idempotency",
         }
     }
 }
@@ -212,6 +215,11 @@ pub const ENTITIES: &[EntitySchema] = &[
         ],
         note: "",
     },
+    EntitySchema {
+        entity: EntityType::Idempotency,
+        keys: [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None],
+        note: "written in the order's transaction; expires (TTL expiresAt) after 24 h",
+    },
 ];
 
 /// The schema of one entity.
@@ -265,7 +273,7 @@ mod tests {
             assert!(ENTITIES[i + 1..].iter().all(|o| o.entity != e.entity));
             assert_eq!(schema_of(e.entity).entity, e.entity);
         }
-        assert_eq!(ENTITIES.len(), 9);
+        assert_eq!(ENTITIES.len(), 10);
     }
 
     /// No key pair of one entity can be read as another's on the same index.

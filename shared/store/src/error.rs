@@ -61,6 +61,14 @@ impl StoreError {
         }
     }
 
+    /// Whether a transaction was cancelled only because another transaction
+    /// was touching the same items (worth retrying).
+    pub fn is_transaction_conflict(&self) -> bool {
+        matches!(self, StoreError::TransactionCanceled(reasons)
+            if reasons.iter().flatten().all(|r| r == "TransactionConflict") && reasons.iter().flatten().next().is_some())
+            || matches!(self, StoreError::Service { code, .. } if code == "TransactionConflictException" || code == "TransactionInProgressException")
+    }
+
     /// Converts an `UpdateItem` error, keeping the old item of a failed
     /// condition (when `ReturnValuesOnConditionCheckFailure` asked for it).
     pub fn from_update<R: std::fmt::Debug>(err: SdkError<UpdateItemError, R>) -> Self {

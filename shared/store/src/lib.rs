@@ -43,6 +43,9 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<StartKey>,
+    /// For each item, where a query resumes right after it (for merging
+    /// several queries, as the sharded fan-out does).
+    pub positions: Vec<StartKey>,
 }
 
 /// The table and the client that reaches it. Cheap to clone.
@@ -77,8 +80,49 @@ impl Store {
 
     /// `GetItem` by primary key (eventually consistent).
     pub async fn get<T: DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
-        let out = self.client.get_item().table_name(self.table()).set_key(Some(item::key_item(key))).send().await?;
+        self.get_item(key, false).await
+    }
+
+    /// `GetItem` by primary key, strongly consistent (sees every write that
+    /// completed before it).
+    pub async fn get_consistent<T: DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
+        self.get_item(key, true).await
+    }
+
+    async fn get_item<T: DeserializeOwned>(&self, key: &Key, consistent: bool) -> Result<Option<T>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(self.table())
+            .set_key(Some(item::key_item(key)))
+            .consistent_read(consistent)
+            .send()
+            .await?;
         out.item.map(item::from_item).transpose()
+    }
+
+    /// `BatchGetItem` of up to 100 keys (eventually consistent); keys
+    /// DynamoDB leaves unprocessed are asked again, a bounded number of times.
+    pub async fn batch_get<T: DeserializeOwned>(&self, keys: &[Key]) -> Result<Vec<T>, StoreError> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let mut pending = KeysAndAttributes::builder()
+            .set_keys(Some(keys.iter().map(item::key_item).collect()))
+            .build()
+            .map_err(|e| StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() })?;
+        let mut found = Vec::new();
+        for _ in 0..5 {
+            let out = self.client.batch_get_item().request_items(self.table(), pending).send().await?;
+            if let Some(mut responses) = out.responses {
+                for item in responses.remove(self.table()).unwrap_or_default() {
+                    found.push(item::from_item(item)?);
+                }
+            }
+            match out.unprocessed_keys.and_then(|mut u| u.remove(self.table())) {
+                Some(rest) if !rest.keys.is_empty() => pending = rest,
+                _ => return Ok(found),
+            }
+        }
+        Err(StoreError::Throttled)
     }
 
     /// `PutItem` that only creates: fails with `ConditionFailed` if an item
@@ -137,8 +181,9 @@ impl Store {
             // Fewer than asked: the end, unless DynamoDB stopped at its 1 MB page size.
             out.last_evaluated_key.map(|key| string_attributes(key.into_iter()))
         };
+        let positions = raw.iter().map(|item| start_key_of(query.index, item)).collect();
         let items = raw.into_iter().map(item::from_item).collect::<Result<_, _>>()?;
-        Ok(Page { items, next })
+        Ok(Page { items, next, positions })
     }
 }
 
