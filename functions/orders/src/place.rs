@@ -1,0 +1,346 @@
+//! Placing an order: one `TransactWriteItems` writes the order, its items
+//! and the idempotency record, and marks the listing sold (only if still
+//! active at the price read) or takes each product's quantity from stock
+//! (only if enough, at the price read).
+//!
+//! `Idempotency-Key`: the record `IDEMPOTENCY#<buyerId>#<key>` is put in the
+//! same transaction, only if absent. A retry finds it (a strongly consistent
+//! read) and gets the first order back with the same 201; the same key with
+//! another request is a 422; concurrent requests with one key race on the
+//! record's condition, so exactly one order is written and the others
+//! answer with it.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use api::{ApiError, Request, Response};
+use keyschema::ids::{ListingId, OrderId, ProductId, UserId};
+use keyschema::keys;
+use keyschema::model::{
+    IdempotencyRecord, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product,
+};
+use keyschema::shard::order_shard;
+use keyschema::time::{now_ms, rfc3339};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use store::aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use store::item::{key_item, n, s, to_item};
+use store::{tx, StoreError};
+
+use crate::App;
+
+/// Most lines in one order (each line is two transaction actions).
+pub const MAX_LINES: usize = 25;
+/// Most units of one line.
+pub const MAX_QTY: u32 = 1000;
+/// How long an idempotency key is remembered.
+pub const IDEMPOTENCY_TTL_SECS: u64 = 24 * 3600;
+
+/// Body of `POST /orders`: a listing, or catalog products.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewOrder {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    listing_id: Option<ListingId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    items: Option<Vec<NewLine>>,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewLine {
+    product_id: ProductId,
+    qty: u32,
+}
+
+/// Why one placement attempt did not write.
+enum Attempt {
+    /// The idempotency record exists: another request with this key won.
+    KeyTaken,
+    /// Another transaction touched the same items; try again.
+    Contended,
+    /// A final answer.
+    Failed(ApiError),
+}
+
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
+impl From<StoreError> for Attempt {
+    fn from(e: StoreError) -> Self {
+        Attempt::Failed(e.into())
+    }
+}
+
+/// The `Idempotency-Key` header: required, `[A-Za-z0-9_-]{1,128}`.
+fn idempotency_key(req: &Request) -> Result<String, ApiError> {
+    let key =
+        req.header("idempotency-key").ok_or_else(|| ApiError::bad_request("the Idempotency-Key header is required"))?;
+    let ok = (1..=128).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(key.to_owned())
+    } else {
+        Err(ApiError::bad_request("Idempotency-Key must be 1-128 characters of [A-Za-z0-9_-]"))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Places an order (see the module docs). Requests: a consistent read of
+/// the idempotency record, a read of the listing (`GetItem`) or products
+/// (`BatchGetItem`), and one `TransactWriteItems`.
+pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let key = idempotency_key(&req)?;
+    let body: NewOrder = req.json()?;
+    validate(&body)?;
+    let hash = hex(&Sha256::digest(serde_json::to_vec(&body).map_err(ApiError::internal)?));
+    let record_key = keys::idempotency::key(&caller.user_id, &key);
+    for attempt in 0..5u32 {
+        if let Some(record) = app.deps.store.get_consistent::<IdempotencyRecord>(&record_key).await? {
+            return replay(app, &record, &hash).await;
+        }
+        let record = IdempotencyRecord {
+            caller_id: caller.user_id.clone(),
+            key: key.clone(),
+            request_hash: hash.clone(),
+            order_id: OrderId::generate(),
+            expires_at: now_ms() / 1000 + IDEMPOTENCY_TTL_SECS,
+        };
+        let placed = match (&body.listing_id, &body.items) {
+            (Some(listing), _) => place_listing(app, &caller.user_id, listing, &record).await,
+            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &record).await,
+            (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
+        };
+        match placed {
+            Ok(order) => return Response::created(&order),
+            Err(Attempt::Failed(e)) => return Err(e),
+            Err(Attempt::KeyTaken) => continue,
+            Err(Attempt::Contended) => tokio::time::sleep(Duration::from_millis(10 << attempt)).await,
+        }
+    }
+    Err(ApiError::conflict("the order could not be placed under contention; retry with the same Idempotency-Key"))
+}
+
+fn validate(body: &NewOrder) -> Result<(), ApiError> {
+    let bad = |m: &str| Err(ApiError::bad_request(format!("invalid body: {m}")));
+    match (&body.listing_id, &body.items) {
+        (Some(_), Some(_)) | (None, None) => bad("give either `listingId` or `items`"),
+        (None, Some(lines)) if lines.is_empty() || lines.len() > MAX_LINES => {
+            bad(&format!("`items` must have 1 to {MAX_LINES} lines"))
+        }
+        (None, Some(lines)) if lines.iter().any(|l| l.qty == 0 || l.qty > MAX_QTY) => {
+            bad(&format!("`qty` must be 1 to {MAX_QTY}"))
+        }
+        (None, Some(lines)) if lines.iter().map(|l| l.product_id).collect::<HashSet<_>>().len() != lines.len() => {
+            bad("each product may appear in one line only")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The answer to a request whose key was seen: the first order, or 422 if
+/// the key came with another request.
+async fn replay(app: &App, record: &IdempotencyRecord, hash: &str) -> Result<Response, ApiError> {
+    if record.request_hash != hash {
+        return Err(ApiError::unprocessable(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request",
+        ));
+    }
+    let order = app.deps.store.get_consistent::<Order>(&keys::order::key(&record.order_id)).await?;
+    Response::created(&order.ok_or_else(|| ApiError::internal("idempotency record without its order"))?)
+}
+
+fn new_order(
+    app: &App,
+    record: &IdempotencyRecord,
+    buyer: &UserId,
+    listing: Option<&Listing>,
+    lines: Vec<OrderLine>,
+    total: Money,
+) -> Order {
+    let now = rfc3339(now_ms());
+    Order {
+        order_id: record.order_id,
+        buyer_id: buyer.clone(),
+        seller_id: listing.map(|l| l.seller_id.clone()),
+        listing_id: listing.map(|l| l.listing_id),
+        status: OrderStatus::Pending,
+        total,
+        lines,
+        shard: order_shard(&record.order_id, app.shards),
+        created_at: now.clone(),
+        updated_at: now,
+    }
+}
+
+/// Sends the transaction; maps the idempotency record's failed condition
+/// (action 0) to `KeyTaken` and pure contention to `Contended`. Returns the
+/// indexes of the other failed conditions.
+async fn send(app: &App, actions: Vec<TransactWriteItem>, token: &OrderId) -> Result<(), Result<Vec<usize>, Attempt>> {
+    let result = app
+        .deps
+        .store
+        .client()
+        .transact_write_items()
+        .set_transact_items(Some(actions))
+        // Makes the SDK's own retries of this attempt idempotent.
+        .client_request_token(token.to_string())
+        .send()
+        .await
+        .map_err(StoreError::from_transaction);
+    match result {
+        Ok(_) => Ok(()),
+        Err(e) if e.failed_conditions().contains(&0) => Err(Err(Attempt::KeyTaken)),
+        Err(e) if e.is_transaction_conflict() => Err(Err(Attempt::Contended)),
+        Err(e) if !e.failed_conditions().is_empty() => Err(Ok(e.failed_conditions())),
+        Err(e) => Err(Err(e.into())),
+    }
+}
+
+/// Marketplace: buy a listing. The listing is marked sold (and moves to the
+/// `sold` GSI1 prefix) only if still active at the price read.
+async fn place_listing(
+    app: &App,
+    buyer: &UserId,
+    id: &ListingId,
+    record: &IdempotencyRecord,
+) -> Result<Order, Attempt> {
+    let listing = app.deps.store.get::<Listing>(&keys::listing::key(id)).await?;
+    let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
+    if listing.status != ListingStatus::Active {
+        return Err(ApiError::conflict(format!("listing `{id}` is not for sale ({})", listing.status)).into());
+    }
+    if &listing.seller_id == buyer {
+        return Err(ApiError::bad_request("you cannot buy your own listing").into());
+    }
+    let line = OrderLine { item_id: id.to_string(), qty: 1 };
+    let order = new_order(app, record, buyer, Some(&listing), vec![line], listing.price);
+    let item = OrderItem {
+        order_id: order.order_id,
+        item_id: id.to_string(),
+        name: listing.title.clone(),
+        qty: 1,
+        price: listing.price,
+        buyer_id: buyer.clone(),
+        seller_id: Some(listing.seller_id.clone()),
+    };
+    let table = app.deps.store.table();
+    let sold = keys::listing::by_seller(&listing.seller_id, ListingStatus::Sold, id);
+    let mark_sold = Update::builder()
+        .table_name(table)
+        .set_key(Some(key_item(&keys::listing::key(id))))
+        .update_expression("SET #status = :sold, gsi1sk = :gsi1sk, updatedAt = :now")
+        .condition_expression("#status = :active AND price = :price")
+        .expression_attribute_names("#status", "status")
+        .expression_attribute_values(":sold", s(ListingStatus::Sold.as_str()))
+        .expression_attribute_values(":active", s(ListingStatus::Active.as_str()))
+        .expression_attribute_values(":gsi1sk", s(sold.sk))
+        .expression_attribute_values(":price", n(listing.price))
+        .expression_attribute_values(":now", s(&order.created_at))
+        .build()
+        .map_err(ApiError::internal)?;
+    let actions = vec![
+        tx::put_new(table, to_item(record)?)?,
+        tx::put_new(table, to_item(&order)?)?,
+        tx::put_new(table, to_item(&item)?)?,
+        TransactWriteItem::builder().update(mark_sold).build(),
+    ];
+    match send(app, actions, &order.order_id).await {
+        Ok(()) => Ok(order),
+        Err(Ok(failed)) if failed.contains(&3) => {
+            Err(ApiError::conflict(format!("listing `{id}` is no longer for sale at {}", listing.price)).into())
+        }
+        Err(Ok(_)) => Err(ApiError::conflict("the order collided with an existing one; retry").into()),
+        Err(Err(attempt)) => Err(attempt),
+    }
+}
+
+/// Catalog: buy products. Each product's stock is decremented only if
+/// enough is left at the price read (`ADD stockLevel -qty IF stockLevel >= qty`).
+async fn place_products(
+    app: &App,
+    buyer: &UserId,
+    lines: &[NewLine],
+    record: &IdempotencyRecord,
+) -> Result<Order, Attempt> {
+    let wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
+    let products = app.deps.store.batch_get::<Product>(&wanted).await?;
+    let mut total = Money::default();
+    let mut found = Vec::with_capacity(lines.len());
+    for line in lines {
+        let product = products
+            .iter()
+            .find(|p| p.product_id == line.product_id)
+            .ok_or_else(|| ApiError::not_found(format!("product `{}` does not exist", line.product_id)))?;
+        if product.stock_level < line.qty {
+            let message =
+                format!("insufficient stock for product `{}`: {} in stock", product.product_id, product.stock_level);
+            return Err(ApiError::conflict(message).into());
+        }
+        total = product
+            .price
+            .times(line.qty)
+            .and_then(|t| total.plus(t))
+            .ok_or_else(|| ApiError::bad_request("order total is too large"))?;
+        found.push(product);
+    }
+    let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();
+    let order = new_order(app, record, buyer, None, order_lines, total);
+    let table = app.deps.store.table();
+    let mut actions = vec![tx::put_new(table, to_item(record)?)?, tx::put_new(table, to_item(&order)?)?];
+    for (line, product) in lines.iter().zip(&found) {
+        let item = OrderItem {
+            order_id: order.order_id,
+            item_id: product.product_id.to_string(),
+            name: product.name.clone(),
+            qty: line.qty,
+            price: product.price,
+            buyer_id: buyer.clone(),
+            seller_id: None,
+        };
+        actions.push(tx::put_new(table, to_item(&item)?)?);
+    }
+    let first_stock_action = actions.len();
+    for (line, product) in lines.iter().zip(&found) {
+        let take = Update::builder()
+            .table_name(table)
+            .set_key(Some(key_item(&keys::product::key(&product.product_id))))
+            .update_expression("ADD stockLevel :minus SET updatedAt = :now")
+            .condition_expression("stockLevel >= :qty AND price = :price")
+            .expression_attribute_values(":minus", n(-i64::from(line.qty)))
+            .expression_attribute_values(":qty", n(line.qty))
+            .expression_attribute_values(":price", n(product.price))
+            .expression_attribute_values(":now", s(&order.created_at))
+            .build()
+            .map_err(ApiError::internal)?;
+        actions.push(TransactWriteItem::builder().update(take).build());
+    }
+    match send(app, actions, &order.order_id).await {
+        Ok(()) => Ok(order),
+        Err(Ok(failed)) => {
+            let names: Vec<String> = failed
+                .iter()
+                .filter_map(|i| i.checked_sub(first_stock_action))
+                .filter_map(|i| lines.get(i))
+                .map(|l| format!("`{}`", l.product_id))
+                .collect();
+            if names.is_empty() {
+                Err(ApiError::conflict("the order collided with an existing one; retry").into())
+            } else {
+                Err(ApiError::conflict(format!(
+                    "insufficient stock (or a changed price) for product {}",
+                    names.join(", ")
+                ))
+                .into())
+            }
+        }
+        Err(Err(attempt)) => Err(attempt),
+    }
+}
