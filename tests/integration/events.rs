@@ -68,6 +68,11 @@ async fn listings_events_run_against_demo_data() {
     run_http_events("listings", "ListingsFunction", listings::ROUTES).await;
 }
 
+#[tokio::test]
+async fn orders_events_run_against_demo_data() {
+    run_http_events("orders", "OrdersFunction", orders::ROUTES).await;
+}
+
 /// Stream batches: every record is processed, except in files named
 /// `*malformed*`, where exactly the malformed record is reported.
 #[tokio::test]

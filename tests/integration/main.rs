@@ -5,6 +5,7 @@ mod catalog;
 mod events;
 mod listings;
 mod local_stack_http;
+mod orders;
 mod stream;
 mod template;
 mod users;

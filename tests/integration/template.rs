@@ -60,6 +60,7 @@ fn routes_match_each_functions_route_table() {
         ("CatalogFunction", catalog::ROUTES),
         ("UsersFunction", users::ROUTES),
         ("ListingsFunction", listings::ROUTES),
+        ("OrdersFunction", orders::ROUTES),
     ];
     for (function, code_routes) in deps_free {
         let declared: BTreeSet<String> = routes.iter().filter(|r| r.function == function).map(|r| r.key()).collect();
@@ -97,8 +98,14 @@ fn public_routes_are_exactly_the_public_reads() {
 #[test]
 fn every_function_is_served_by_the_local_stack() {
     let t = Template::project().unwrap();
-    let registered: BTreeSet<&str> =
-        ["CatalogFunction", "UsersFunction", "ListingsFunction", local_stack::functions::STREAM_FUNCTION].into();
+    let registered: BTreeSet<&str> = [
+        "CatalogFunction",
+        "UsersFunction",
+        "ListingsFunction",
+        "OrdersFunction",
+        local_stack::functions::STREAM_FUNCTION,
+    ]
+    .into();
     let declared: BTreeSet<String> = t.resources_of_type("AWS::Serverless::Function").into_iter().collect();
     assert_eq!(declared.iter().map(String::as_str).collect::<BTreeSet<_>>(), registered);
 }
@@ -112,6 +119,7 @@ fn policies_grant_only_used_indexes_and_no_scan() {
         ("CatalogFunction", ["GSI1", "GSI2"].into()),
         ("UsersFunction", ["GSI1"].into()),
         ("ListingsFunction", ["GSI1", "GSI2"].into()),
+        ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
         ("StreamProcessorFunction", [].into()),
     ];
     for (function, indexes) in expected {

@@ -70,11 +70,19 @@ pub struct Req {
     query: Vec<(String, String)>,
     body: Option<String>,
     caller: As,
+    headers: Vec<(String, String)>,
 }
 
 /// Starts a request for a route key such as `GET /products/{productId}`.
 pub fn req(route: &str) -> Req {
-    Req { route: route.to_owned(), path: HashMap::new(), query: Vec::new(), body: None, caller: As::Anonymous }
+    Req {
+        route: route.to_owned(),
+        path: HashMap::new(),
+        query: Vec::new(),
+        body: None,
+        caller: As::Anonymous,
+        headers: Vec::new(),
+    }
 }
 
 impl Req {
@@ -96,6 +104,11 @@ impl Req {
     /// Sets a raw body.
     pub fn raw(mut self, body: &str) -> Self {
         self.body = Some(body.to_owned());
+        self
+    }
+    /// Adds a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_ascii_lowercase(), value.to_owned()));
         self
     }
     /// Sets the caller.
@@ -123,6 +136,10 @@ impl Req {
         if let Some(claims) = claims {
             context["authorizer"] = json!({ "jwt": { "claims": claims, "scopes": null } });
         }
+        let mut headers = json!({ "content-type": "application/json" });
+        for (k, v) in &self.headers {
+            headers[k] = Value::String(v.clone());
+        }
         let query: serde_json::Map<String, Value> =
             self.query.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
         let raw_query: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -131,7 +148,7 @@ impl Req {
             "routeKey": self.route,
             "rawPath": raw_path,
             "rawQueryString": raw_query.join("&"),
-            "headers": { "content-type": "application/json" },
+            "headers": headers,
             "queryStringParameters": if query.is_empty() { Value::Null } else { Value::Object(query) },
             "pathParameters": if self.path.is_empty() { Value::Null } else { json!(self.path) },
             "requestContext": context,
@@ -195,6 +212,12 @@ pub async fn catalog(deps: &Deps, r: Req) -> Reply {
 /// Calls the users function's Lambda handler.
 pub async fn users(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(users::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Calls the orders function's Lambda handler with `shards` status shards.
+pub async fn orders(deps: &Deps, shards: u16, r: Req) -> Reply {
+    let app = orders::App { deps: deps.clone(), shards };
+    Reply::from_event(orders::handler(&app, lambda_event(r.event())).await.expect("infallible"))
 }
 
 /// Calls the listings function's Lambda handler.

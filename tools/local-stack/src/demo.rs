@@ -2,7 +2,10 @@
 //! categories and products with fixed ids (events/ refers to them).
 
 use keyschema::ids::{ListingId, ProductId};
-use keyschema::model::{Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Product, User, UserRole};
+use keyschema::model::{
+    Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus,
+    Product, User, UserRole,
+};
 use keyschema::time::{now_ms, rfc3339};
 use store::{item, Store, StoreError};
 
@@ -17,6 +20,9 @@ pub const PRODUCT_IDS: [&str; 4] = [
 /// Listing ids used by the sample events (active, active, sold).
 pub const LISTING_IDS: [&str; 3] =
     ["01JF8Z6A000000000000000001", "01JF8Z6A000000000000000002", "01JF8Z6A000000000000000003"];
+
+/// The demo order: bob bought alice's sold listing; pending.
+pub const ORDER_ID: &str = "01JF8Z7B000000000000000001";
 
 /// Demo users: `alice` sells, `bob` buys.
 pub const USERS: [(&str, &str, &str); 2] = [("alice", "Alice", "alice@example.com"), ("bob", "Bob", "bob@example.com")];
@@ -105,7 +111,31 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
         count += 1;
     }
-    Ok(count)
+    let order_id = parse(ORDER_ID)?;
+    let order = Order {
+        order_id,
+        buyer_id: parse("bob")?,
+        seller_id: Some(parse("alice")?),
+        listing_id: Some(parse(LISTING_IDS[2])?),
+        status: OrderStatus::Pending,
+        total: Money::from_cents(6500),
+        lines: vec![OrderLine { item_id: LISTING_IDS[2].to_owned(), qty: 1 }],
+        shard: keyschema::shard::order_shard(&order_id, keyschema::shard::DEFAULT_SHARD_COUNT),
+        created_at: now.clone(),
+        updated_at: now.clone(),
+    };
+    let item = OrderItem {
+        order_id,
+        item_id: LISTING_IDS[2].to_owned(),
+        name: "Vase".into(),
+        qty: 1,
+        price: Money::from_cents(6500),
+        buyer_id: parse("bob")?,
+        seller_id: Some(parse("alice")?),
+    };
+    put(store, &order).await?;
+    put(store, &item).await?;
+    Ok(count + 2)
 }
 
 fn parse<T: std::str::FromStr<Err = keyschema::ids::IdError>>(s: &str) -> Result<T, StoreError> {

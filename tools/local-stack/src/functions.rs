@@ -74,7 +74,16 @@ pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
         HttpFunction::new("ListingsFunction", listings::ROUTES, deps.clone(), |app, event| {
             Box::pin(async move { listings::handler(&app, event).await })
         }),
+        HttpFunction::new("OrdersFunction", orders::ROUTES, orders_app(deps), |app, event| {
+            Box::pin(async move { orders::handler(&app, event).await })
+        }),
     ]
+}
+
+/// The orders function's dependencies: `ORDER_SHARD_COUNT` shards (default 10).
+pub fn orders_app(deps: &Deps) -> orders::App {
+    let shards = std::env::var(orders::SHARDS_VAR).ok().and_then(|v| v.parse().ok()).filter(|n| (1..=100).contains(n));
+    orders::App { deps: deps.clone(), shards: shards.unwrap_or(keyschema::shard::DEFAULT_SHARD_COUNT) }
 }
 
 /// Logical id of the function on the table's stream (see [`crate::stream`]).
