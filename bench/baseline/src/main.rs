@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    let mut loader = aws_config::load_from_env().await.into_builder();
+    let mut loader = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await.into_builder();
     if let Ok(url) = std::env::var("DYNAMODB_ENDPOINT") {
         loader.set_endpoint_url(Some(url));
     }

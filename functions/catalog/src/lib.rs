@@ -152,10 +152,7 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
 /// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.
 async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ProductId = req.path("productId")?;
-    match app.store.get::<Product>(&keys::product::key(&id)).await? {
-        Some(product) => Response::ok(&product),
-        None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
-    }
+    Response::ok(&app.get_or_404::<Product>(&keys::product::key(&id), || format!("product `{id}`")).await?)
 }
 
 /// Body of `POST /products/{productId}/stock`.

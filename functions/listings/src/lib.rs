@@ -92,10 +92,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 /// Marketplace AP3: a listing by id (public). `GetItem LISTING#<listingId> / #METADATA`.
 async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ListingId = req.path("listingId")?;
-    match app.store.get::<Listing>(&keys::listing::key(&id)).await? {
-        Some(listing) => Response::ok(&listing),
-        None => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
-    }
+    Response::ok(&app.get_or_404::<Listing>(&keys::listing::key(&id), || format!("listing `{id}`")).await?)
 }
 
 /// Body of `PATCH /listings/{listingId}`.

@@ -106,10 +106,8 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
 async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: UserId = req.path("userId")?;
-    match app.store.get::<User>(&keys::user::key(&id)).await? {
-        Some(user) => Response::ok(&profile(&user, Some(&caller))),
-        None => Err(ApiError::not_found(format!("user `{id}` does not exist"))),
-    }
+    let user = app.get_or_404::<User>(&keys::user::key(&id), || format!("user `{id}`")).await?;
+    Response::ok(&profile(&user, Some(&caller)))
 }
 
 /// Marketplace AP2: a user by email (admin), as a list of at most one.

@@ -41,6 +41,18 @@ impl Deps {
         Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()? })
     }
 
+    /// `GetItem` of an entity that must exist: 404 `<what> does not exist` otherwise.
+    pub async fn get_or_404<T: DeserializeOwned>(
+        &self,
+        key: &keyschema::Key,
+        what: impl FnOnce() -> String,
+    ) -> Result<T, ApiError> {
+        match self.store.get::<T>(key).await? {
+            Some(found) => Ok(found),
+            None => Err(ApiError::not_found(format!("{} does not exist", what()))),
+        }
+    }
+
     /// One page of a query and the cursor of the next. The cursor is bound
     /// to the query, so it cannot page through another one.
     pub async fn page<T: DeserializeOwned>(

@@ -36,12 +36,6 @@ impl ItemKeys {
         ItemKeys { entity, keys: [Some(key), None, None, None] }
     }
 
-    /// The primary key.
-    pub fn primary(&self) -> &Key {
-        // Every constructor sets the table key.
-        self.keys[0].as_ref().unwrap_or_else(|| unreachable!("items always have a table key"))
-    }
-
     /// The key on one index, if the item is in it.
     pub fn on(&self, index: Index) -> Option<&Key> {
         self.keys[index as usize].as_ref()
