@@ -149,3 +149,37 @@ fn stream_mapping_is_bounded_with_a_destination() {
     assert!(stream["MaximumRecordAgeInSeconds"].as_u64().is_some());
     assert_eq!(stream["DestinationConfig"]["OnFailure"]["Type"].as_str(), Some("SQS"));
 }
+
+/// openapi.yaml describes exactly the routes of template.yaml, with the
+/// same public/protected split, and every request body refuses unknown fields.
+#[test]
+fn openapi_matches_the_template() {
+    let t = Template::project().unwrap();
+    let path = local_stack::dynamodb_local::workspace_root().join("openapi.yaml");
+    let doc: Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut described = BTreeSet::new();
+    let mut public = BTreeSet::new();
+    for (path, item) in doc["paths"].as_mapping().unwrap() {
+        for (method, op) in item.as_mapping().unwrap() {
+            let key = format!("{} {}", method.as_str().unwrap().to_uppercase(), path.as_str().unwrap());
+            if op["security"].as_sequence().is_some_and(|s| s.is_empty()) {
+                public.insert(key.clone());
+            }
+            let body = &op["requestBody"]["content"]["application/json"]["schema"];
+            let branches = body["oneOf"].as_sequence().cloned().unwrap_or_else(|| vec![body.clone()]);
+            for schema in branches.iter().filter(|s| s["type"].as_str() == Some("object")) {
+                assert_eq!(
+                    schema["additionalProperties"].as_bool(),
+                    Some(false),
+                    "{key}: body must refuse unknown fields"
+                );
+            }
+            described.insert(key);
+        }
+    }
+    let routes = t.routes();
+    let declared: BTreeSet<String> = routes.iter().map(|r| r.key()).collect();
+    assert_eq!(described, declared, "openapi.yaml and template.yaml disagree");
+    let declared_public: BTreeSet<String> = routes.iter().filter(|r| !r.authorized).map(|r| r.key()).collect();
+    assert_eq!(public, declared_public, "public routes differ");
+}
