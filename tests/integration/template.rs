@@ -183,3 +183,16 @@ fn openapi_matches_the_template() {
     let declared_public: BTreeSet<String> = routes.iter().filter(|r| !r.authorized).map(|r| r.key()).collect();
     assert_eq!(public, declared_public, "public routes differ");
 }
+
+/// The cursor secret goes to the API functions only (it signs their cursors),
+/// not to the stream processor.
+#[test]
+fn cursor_secret_only_where_cursors_are_signed() {
+    let t = Template::project().unwrap();
+    let api_functions: BTreeSet<String> = t.routes().into_iter().map(|r| r.function).collect();
+    for function in t.resources_of_type("AWS::Serverless::Function") {
+        let has = !t.properties(&function).unwrap()["Environment"]["Variables"]["CURSOR_SECRET"].is_null();
+        assert_eq!(has, api_functions.contains(&function), "{function}");
+    }
+    assert!(t.doc["Globals"]["Function"]["Environment"]["Variables"]["CURSOR_SECRET"].is_null());
+}
