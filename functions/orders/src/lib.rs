@@ -8,9 +8,9 @@ mod place;
 
 use api::{ApiError, Caller, Deps, Request, Response};
 use keyschema::access;
-use keyschema::ids::{OrderId, ProductId, UserId};
+use keyschema::ids::{ListingId, OrderId, ProductId, UserId};
 use keyschema::keys;
-use keyschema::model::{ListingStatus, Order, OrderItem, OrderStatus};
+use keyschema::model::{ListingStatus, Money, Order, OrderItem, OrderStatus};
 use keyschema::time::{now_ms, rfc3339};
 use serde::Deserialize;
 use store::aws_sdk_dynamodb::types::{TransactWriteItem, Update};
@@ -188,25 +188,42 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     }
 }
 
+/// Moves a listing from one status to another, conditional on the first
+/// (and, when given, on its price), together with its GSI1 sort key
+/// `LISTING#<status>#<listingId>`: the two never part.
+pub(crate) fn move_listing(
+    table: &str,
+    listing: &ListingId,
+    seller: &UserId,
+    from: ListingStatus,
+    to: ListingStatus,
+    price: Option<Money>,
+    now: &str,
+) -> Result<TransactWriteItem, ApiError> {
+    let mut condition = "#status = :from".to_owned();
+    let mut update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key_item(&keys::listing::key(listing))))
+        .update_expression("SET #status = :to, gsi1sk = :gsi1sk, updatedAt = :now")
+        .expression_attribute_names("#status", "status")
+        .expression_attribute_values(":from", s(from.as_str()))
+        .expression_attribute_values(":to", s(to.as_str()))
+        .expression_attribute_values(":gsi1sk", s(keys::listing::by_seller(seller, to, listing).sk))
+        .expression_attribute_values(":now", s(now));
+    if let Some(price) = price {
+        condition.push_str(" AND price = :price");
+        update = update.expression_attribute_values(":price", n(price));
+    }
+    let update = update.condition_expression(condition).build().map_err(ApiError::internal)?;
+    Ok(TransactWriteItem::builder().update(update).build())
+}
+
 /// The writes that undo an order: relist its listing (if still sold) or add
 /// its quantities back to stock.
 fn undo_actions(table: &str, order: &Order, now: &str) -> Result<Vec<TransactWriteItem>, ApiError> {
     let mut actions = Vec::new();
     if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
-        let relisted = keys::listing::by_seller(seller, ListingStatus::Active, listing);
-        let update = Update::builder()
-            .table_name(table)
-            .set_key(Some(key_item(&keys::listing::key(listing))))
-            .update_expression("SET #status = :active, gsi1sk = :gsi1sk, updatedAt = :now")
-            .condition_expression("#status = :sold")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":active", s(ListingStatus::Active.as_str()))
-            .expression_attribute_values(":sold", s(ListingStatus::Sold.as_str()))
-            .expression_attribute_values(":gsi1sk", s(relisted.sk))
-            .expression_attribute_values(":now", s(now))
-            .build()
-            .map_err(ApiError::internal)?;
-        actions.push(TransactWriteItem::builder().update(update).build());
+        actions.push(move_listing(table, listing, seller, ListingStatus::Sold, ListingStatus::Active, None, now)?);
         return Ok(actions);
     }
     for line in &order.lines {

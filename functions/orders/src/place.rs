@@ -232,25 +232,20 @@ async fn place_listing(
         seller_id: Some(listing.seller_id.clone()),
     };
     let table = app.deps.store.table();
-    let sold = keys::listing::by_seller(&listing.seller_id, ListingStatus::Sold, id);
-    let mark_sold = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::listing::key(id))))
-        .update_expression("SET #status = :sold, gsi1sk = :gsi1sk, updatedAt = :now")
-        .condition_expression("#status = :active AND price = :price")
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":sold", s(ListingStatus::Sold.as_str()))
-        .expression_attribute_values(":active", s(ListingStatus::Active.as_str()))
-        .expression_attribute_values(":gsi1sk", s(sold.sk))
-        .expression_attribute_values(":price", n(listing.price))
-        .expression_attribute_values(":now", s(&order.created_at))
-        .build()
-        .map_err(ApiError::internal)?;
+    let mark_sold = crate::move_listing(
+        table,
+        id,
+        &listing.seller_id,
+        ListingStatus::Active,
+        ListingStatus::Sold,
+        Some(listing.price),
+        &order.created_at,
+    )?;
     let actions = vec![
         tx::put_new(table, to_item(record)?)?,
         tx::put_new(table, to_item(&order)?)?,
         tx::put_new(table, to_item(&item)?)?,
-        TransactWriteItem::builder().update(mark_sold).build(),
+        mark_sold,
     ];
     match send(app, actions, &order.order_id).await {
         Ok(()) => Ok(order),
