@@ -3,6 +3,7 @@
 
 mod catalog;
 mod events;
+mod hardening;
 mod listings;
 mod local_stack_http;
 mod orders;

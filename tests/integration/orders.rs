@@ -284,7 +284,7 @@ async fn placement_validation() {
 
 /// Writes `n` orders directly (the read path is under test), spread over
 /// statuses and time; returns them.
-async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Order> {
+pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Order> {
     let buyer: UserId = "bulk".parse().unwrap();
     let mut out = Vec::new();
     for i in 0..n {

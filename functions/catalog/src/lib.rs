@@ -171,7 +171,8 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ProductId = req.path("productId")?;
     let StockChange { delta } = req.json()?;
     let max = i64::from(Product::MAX_STOCK);
-    if delta == 0 || delta.abs() > max {
+    // `unsigned_abs`: `i64::MIN.abs()` overflows.
+    if delta == 0 || delta.unsigned_abs() > Product::MAX_STOCK.into() {
         return Err(ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}")));
     }
     // Below zero: need at least -delta in stock. Above: need room for delta.

@@ -10,7 +10,7 @@ use keyschema::access::{self, KeyQuery};
 use keyschema::ids::OrderId;
 use keyschema::model::{Order, OrderStatus};
 use keyschema::schema::{Index, PK, SK};
-use keyschema::time::{now_ms, parse_rfc3339, ulid_bounds};
+use keyschema::time::{parse_rfc3339, ulid_bounds};
 use store::StartKey;
 
 use crate::App;
@@ -58,7 +58,9 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     let range = match (from, to) {
         (None, None) => None,
         (from, to) => {
-            let (low, high) = ulid_bounds(from.unwrap_or(0), to.unwrap_or(now_ms() + 1))
+            // An open end is the end of ULID time, not "now": the range (and
+            // so the cursor's scope) must be the same on every page.
+            let (low, high) = ulid_bounds(from.unwrap_or(0), to.unwrap_or(u64::MAX))
                 .ok_or_else(|| ApiError::bad_request("from must be before to"))?;
             Some((OrderId::from_ulid(low), OrderId::from_ulid(high)))
         }

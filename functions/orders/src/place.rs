@@ -279,11 +279,9 @@ async fn place_products(
                 format!("insufficient stock for product `{}`: {} in stock", product.product_id, product.stock_level);
             return Err(ApiError::conflict(message).into());
         }
-        total = product
-            .price
-            .times(line.qty)
-            .and_then(|t| total.plus(t))
-            .ok_or_else(|| ApiError::bad_request("order total is too large"))?;
+        total = product.price.times(line.qty).and_then(|t| total.plus(t)).ok_or_else(|| {
+            ApiError::bad_request(format!("invalid body: the order total would exceed {}", Money::MAX))
+        })?;
         found.push(product);
     }
     let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();

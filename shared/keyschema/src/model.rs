@@ -125,14 +125,19 @@ impl Money {
         self.0
     }
 
-    /// Multiplies by a quantity, if the result stays in range.
+    /// The largest amount, the bound every read enforces.
+    pub const MAX: Money = Money(Self::MAX_CENTS);
+
+    /// Multiplies by a quantity, if the result is still an amount that reads
+    /// back (at most [`Money::MAX`]).
     pub fn times(self, qty: u32) -> Option<Money> {
-        self.0.checked_mul(u64::from(qty)).map(Money)
+        self.0.checked_mul(u64::from(qty)).filter(|c| *c <= Self::MAX_CENTS).map(Money)
     }
 
-    /// Adds two amounts.
+    /// Adds two amounts, if the sum is still an amount that reads back (at
+    /// most [`Money::MAX`]).
     pub fn plus(self, other: Money) -> Option<Money> {
-        self.0.checked_add(other.0).map(Money)
+        self.0.checked_add(other.0).filter(|c| *c <= Self::MAX_CENTS).map(Money)
     }
 
     fn from_decimal(value: f64) -> Result<Money, &'static str> {
@@ -488,6 +493,22 @@ mod tests {
         assert_eq!(serde_json::to_string(&Money::from_cents(2999)).unwrap(), "29.99");
         assert_eq!(serde_json::to_string(&Money::from_cents(2800)).unwrap(), "28");
         assert_eq!(Money::from_cents(5).to_string(), "0.05");
+    }
+
+    /// Whatever arithmetic yields must deserialize again: sums and products
+    /// stop at the bound reads enforce.
+    #[test]
+    fn money_arithmetic_stays_readable() {
+        let big = Money::from_cents(60_000_000);
+        assert_eq!(big.times(2), None);
+        assert_eq!(big.plus(big), None);
+        assert_eq!(Money::MAX.times(1), Some(Money::MAX));
+        assert_eq!(Money::MAX.plus(Money::from_cents(1)), None);
+        assert_eq!(Money::from_cents(u64::MAX).times(u32::MAX), None);
+        for m in [Money::MAX, Money::from_cents(1), Money::default()] {
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(serde_json::from_str::<Money>(&json).unwrap(), m);
+        }
     }
 
     #[test]
