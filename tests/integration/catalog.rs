@@ -115,7 +115,7 @@ async fn ap3_get_product_is_one_get_item() {
 }
 
 #[tokio::test]
-async fn ap4_ap5_stock_changes_are_one_conditional_update() {
+async fn ap4_ap5_stock_changes_are_one_tokened_conditional_write() {
     let t = TestTable::with_demo_data().await;
     let id = local_stack::demo::PRODUCT_IDS[1]; // stock 15
     let change = |delta: i64| {
@@ -124,16 +124,20 @@ async fn ap4_ap5_stock_changes_are_one_conditional_update() {
 
     let up = catalog(&t.deps, change(5)).await;
     assert_eq!((up.status, up.body["stockLevel"].as_i64()), (200, Some(20)));
-    assert_eq!(t.requests(), ["UpdateItem"]);
+    assert_eq!(
+        t.requests(),
+        ["TransactWriteItems", "GetItem"],
+        "the ADD (idempotent under SDK retries), then the product read back"
+    );
 
     let down = catalog(&t.deps, change(-20)).await;
     assert_eq!((down.status, down.body["stockLevel"].as_i64()), (200, Some(0)));
-    assert_eq!(t.requests(), ["UpdateItem"]);
+    assert_eq!(t.requests(), ["TransactWriteItems", "GetItem"]);
 
     let below = catalog(&t.deps, change(-1)).await;
     assert_eq!((below.status, below.error_code()), (409, "conflict"));
     assert!(below.body["error"]["message"].as_str().unwrap().contains("0 in stock"));
-    assert_eq!(t.requests(), ["UpdateItem"]);
+    assert_eq!(t.requests(), ["TransactWriteItems"], "a refused change is not read back");
 
     let missing = catalog(
         &t.deps,
@@ -144,7 +148,7 @@ async fn ap4_ap5_stock_changes_are_one_conditional_update() {
     )
     .await;
     assert_eq!(missing.status, 404);
-    assert_eq!(t.requests(), ["UpdateItem"]);
+    assert_eq!(t.requests(), ["TransactWriteItems"]);
 
     let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", id)).await;
     assert_eq!(after.body["stockLevel"], 0);

@@ -9,10 +9,9 @@ use keyschema::ids::{BrandId, CategoryId, ProductId};
 use keyschema::keys;
 use keyschema::model::{Brand, Category, Entity, Money, Product};
 use keyschema::time::{now_ms, rfc3339};
+use keyschema::write;
 use serde::Deserialize;
-use store::aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
-use store::item::{from_item, key_item, n, s, to_item};
-use store::{tx, StoreError};
+use store::item::from_item;
 
 api::routes! {
     app: Deps;
@@ -123,29 +122,19 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
         created_at: now.clone(),
         updated_at: now,
     };
-    let table = app.store.table();
-    let result = app
-        .store
-        .client()
-        .transact_write_items()
-        .transact_items(tx::put_new(table, to_item(&product)?)?)
-        .transact_items(tx::must_exist(table, &keys::brand::key(&product.brand_id))?)
-        .transact_items(tx::must_exist(table, &keys::category::key(&product.category_id))?)
-        .send()
-        .await
-        .map_err(StoreError::from_transaction);
-    match result {
-        Ok(_) => Response::created(&product),
-        Err(e) => {
-            let failed = e.failed_conditions();
-            if failed.contains(&1) {
-                Err(ApiError::bad_request(format!("brand `{}` does not exist", product.brand_id)))
-            } else if failed.contains(&2) {
-                Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)))
-            } else {
-                Err(e.into())
-            }
+    let mut tx = app.store.transaction().with_token(product.product_id.to_string());
+    tx.put_new("product", &product)?;
+    tx.must_exist("brand", &keys::brand::key(&product.brand_id))?;
+    tx.must_exist("category", &keys::category::key(&product.category_id))?;
+    match tx.send().await {
+        Ok(()) => Response::created(&product),
+        Err(e) if e.failed("brand") => {
+            Err(ApiError::bad_request(format!("brand `{}` does not exist", product.brand_id)))
         }
+        Err(e) if e.failed("category") => {
+            Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)))
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -162,49 +151,40 @@ struct StockChange {
     delta: i64,
 }
 
-/// Catalog AP4-5: add to or remove from stock (admin), atomically, in one
-/// conditional `UpdateItem`: `ADD stockLevel :delta` only if the result
-/// stays within `0..=MAX_STOCK`. Concurrent changes never overwrite each
-/// other (ADD is applied by DynamoDB, not read-modify-write here).
+/// Catalog AP4-5: add to or remove from stock (admin), atomically:
+/// `ADD stockLevel :delta` only if the result stays within `0..=MAX_STOCK`
+/// (`write::product::change_stock`). Concurrent changes never overwrite each
+/// other (DynamoDB applies the ADD, not a read-modify-write here). The ADD
+/// goes in a one-action transaction for its `ClientRequestToken`: an SDK
+/// retry of a change that already applied is not applied twice. The answer
+/// is the product read back (strongly consistent) after the change.
 async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let id: ProductId = req.path("productId")?;
     let StockChange { delta } = req.json()?;
-    let max = i64::from(Product::MAX_STOCK);
-    // `unsigned_abs`: `i64::MIN.abs()` overflows.
-    if delta == 0 || delta.unsigned_abs() > Product::MAX_STOCK.into() {
-        return Err(ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}")));
-    }
-    // Below zero: need at least -delta in stock. Above: need room for delta.
-    let (condition, bound) =
-        if delta < 0 { ("stockLevel >= :bound", -delta) } else { ("stockLevel <= :bound", max - delta) };
-    let result = app
-        .store
-        .client()
-        .update_item()
-        .table_name(app.store.table())
-        .set_key(Some(key_item(&keys::product::key(&id))))
-        .update_expression("ADD stockLevel :delta SET updatedAt = :now")
-        .condition_expression(format!("attribute_exists(pk) AND {condition}"))
-        .expression_attribute_values(":delta", n(delta))
-        .expression_attribute_values(":bound", n(bound))
-        .expression_attribute_values(":now", s(rfc3339(now_ms())))
-        .return_values(ReturnValue::AllNew)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .send()
-        .await
-        .map_err(StoreError::from_update);
-    match result {
-        Ok(out) => Response::ok(&from_item::<Product>(out.attributes.unwrap_or_default())?),
-        Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
-        Err(StoreError::ConditionFailed(Some(old))) => {
-            let stock = from_item::<Product>(old).map(|p| p.stock_level).unwrap_or_default();
-            Err(ApiError::conflict(if delta < 0 {
-                format!("insufficient stock for product `{id}`: {stock} in stock, cannot remove {}", -delta)
-            } else {
-                format!("stock of product `{id}` would exceed {max}: {stock} in stock")
-            }))
-        }
+    let max = Product::MAX_STOCK;
+    let change =
+        write::product::change_stock(&id, delta, &rfc3339(now_ms())).filter(|_| delta != 0).ok_or_else(|| {
+            ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
+        })?;
+    let mut tx = app.store.transaction();
+    tx.update("stock", &change)?;
+    match tx.send().await {
+        Ok(()) => Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?),
+        Err(e) if e.failed("stock") => match e.failed_item("stock").cloned().map(from_item::<Product>) {
+            None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
+            Some(old) => {
+                let stock = old?.stock_level;
+                Err(ApiError::conflict(if delta < 0 {
+                    format!(
+                        "insufficient stock for product `{id}`: {stock} in stock, cannot remove {}",
+                        -i128::from(delta)
+                    )
+                } else {
+                    format!("stock of product `{id}` would exceed {max}: {stock} in stock")
+                }))
+            }
+        },
         Err(e) => Err(e.into()),
     }
 }

@@ -8,12 +8,12 @@ use api::{ApiError, Deps, Request, Response};
 use keyschema::access;
 use keyschema::ids::{CategoryId, ListingId, UserId};
 use keyschema::keys;
-use keyschema::model::{Listing, ListingStatus, Money, UserRole};
+use keyschema::model::{Listing, ListingStatus, Money};
 use keyschema::time::{now_ms, rfc3339};
+use keyschema::write::{self, attr, Change, Cond, Value};
 use serde::Deserialize;
-use store::aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
-use store::item::{from_item, key_item, s, to_item};
-use store::{tx, StoreError};
+use store::item::from_item;
+use store::StoreError;
 
 api::routes! {
     app: Deps;
@@ -56,35 +56,16 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         created_at: now.clone(),
         updated_at: now.clone(),
     };
-    let table = app.store.table();
-    let become_seller = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::user::key(&caller.user_id))))
-        .update_expression("SET #role = :both, updatedAt = :now")
-        .condition_expression("attribute_exists(pk)")
-        .expression_attribute_names("#role", "role")
-        .expression_attribute_values(":both", s(UserRole::Both.as_str()))
-        .expression_attribute_values(":now", s(now))
-        .build()
-        .map_err(ApiError::internal)?;
-    let result = app
-        .store
-        .client()
-        .transact_write_items()
-        .transact_items(tx::put_new(table, to_item(&listing)?)?)
-        .transact_items(tx::must_exist(table, &keys::category::key(&listing.category_id))?)
-        .transact_items(TransactWriteItem::builder().update(become_seller).build())
-        .send()
-        .await
-        .map_err(StoreError::from_transaction);
-    match result {
-        Ok(_) => Response::created(&listing),
-        Err(e) if e.failed_conditions().contains(&1) => {
+    let mut tx = app.store.transaction();
+    tx.put_new("listing", &listing)?;
+    tx.must_exist("category", &keys::category::key(&listing.category_id))?;
+    tx.update("seller", &write::user::become_seller(&caller.user_id, &now))?;
+    match tx.send().await {
+        Ok(()) => Response::created(&listing),
+        Err(e) if e.failed("category") => {
             Err(ApiError::bad_request(format!("category `{}` does not exist", listing.category_id)))
         }
-        Err(e) if e.failed_conditions().contains(&2) => {
-            Err(ApiError::forbidden("sign up (POST /users) before listing items"))
-        }
+        Err(e) if e.failed("seller") => Err(ApiError::forbidden("sign up (POST /users) before listing items")),
         Err(e) => Err(e.into()),
     }
 }
@@ -105,9 +86,10 @@ struct ListingChange {
 }
 
 /// Changes the caller's own listing in one conditional `UpdateItem`: only
-/// its seller, never once sold. A status change rewrites the GSI1 sort key
-/// (`LISTING#<status>#<listingId>`) in the same write; a failed condition
-/// returns the old item, which tells 404, 403 and 409 apart.
+/// its seller, never once sold. A status change moves its keys with it
+/// (`write::listing::set_status`: the GSI1 sort key, and the GSI2 browse
+/// keys dropped when it leaves `active`); a failed condition returns the old
+/// item, which tells 404, 403 and 409 apart.
 async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: ListingId = req.path("listingId")?;
@@ -121,42 +103,23 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     if change.price == Some(Money::default()) {
         return Err(ApiError::bad_request("invalid body: `price`: must be greater than 0"));
     }
-    let mut sets = vec!["updatedAt = :now"];
-    let mut update = app
-        .store
-        .client()
-        .update_item()
-        .table_name(app.store.table())
-        .set_key(Some(key_item(&keys::listing::key(&id))))
-        .condition_expression("attribute_exists(pk) AND sellerId = :me AND #status <> :sold")
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":me", s(caller.user_id.as_str()))
-        .expression_attribute_values(":sold", s(ListingStatus::Sold.as_str()))
-        .expression_attribute_values(":now", s(rfc3339(now_ms())));
-    if let Some(title) = change.title {
-        sets.push("title = :title");
-        update = update.expression_attribute_values(":title", s(title.into_string()));
+    let (change_title, change_price) = (change.title, change.price);
+    let now = rfc3339(now_ms());
+    let mut change = match change.status {
+        Some(status) => write::listing::set_status(&id, &caller.user_id, status, &now),
+        None => Change::of(keys::listing::key(&id), &now),
     }
-    if let Some(price) = change.price {
-        sets.push("price = :price");
-        update = update.expression_attribute_values(":price", store::item::n(price));
+    .only_if(Cond::ItemExists)
+    .only_if(Cond::Eq(attr::SELLER_ID, Value::s(caller.user_id.as_str())))
+    .only_if(Cond::Ne(attr::STATUS, Value::s(ListingStatus::Sold.as_str())));
+    if let Some(title) = change_title {
+        change = change.set(attr::TITLE, Value::s(title.into_string()));
     }
-    if let Some(status) = change.status {
-        sets.push("#status = :status, gsi1sk = :gsi1sk");
-        let gsi1 = keys::listing::by_seller(&caller.user_id, status, &id);
-        update = update
-            .expression_attribute_values(":status", s(status.as_str()))
-            .expression_attribute_values(":gsi1sk", s(gsi1.sk));
+    if let Some(price) = change_price {
+        change = change.set(attr::PRICE, Value::n(price));
     }
-    let result = update
-        .update_expression(format!("SET {}", sets.join(", ")))
-        .return_values(ReturnValue::AllNew)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .send()
-        .await
-        .map_err(StoreError::from_update);
-    match result {
-        Ok(out) => Response::ok(&from_item::<Listing>(out.attributes.unwrap_or_default())?),
+    match app.store.update(&change).await {
+        Ok(item) => Response::ok(&from_item::<Listing>(item)?),
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
         Err(StoreError::ConditionFailed(Some(old))) => match from_item::<Listing>(old) {
             Ok(old) if old.seller_id != caller.user_id => {

@@ -8,14 +8,13 @@ mod place;
 
 use api::{ApiError, Caller, Deps, Request, Response};
 use keyschema::access;
-use keyschema::ids::{ListingId, OrderId, ProductId, UserId};
+use keyschema::ids::{OrderId, ProductId, UserId};
 use keyschema::keys;
-use keyschema::model::{ListingStatus, Money, Order, OrderItem, OrderStatus};
+use keyschema::model::{ListingStatus, Order, OrderItem, OrderStatus, Product};
 use keyschema::time::{now_ms, rfc3339};
+use keyschema::write;
 use serde::Deserialize;
-use store::aws_sdk_dynamodb::types::{TransactWriteItem, Update};
-use store::item::{key_item, n, s};
-use store::StoreError;
+use store::Transaction;
 
 /// Environment variable with the number of GSI3 status shards.
 pub const SHARDS_VAR: &str = "ORDER_SHARD_COUNT";
@@ -134,8 +133,8 @@ struct StatusChange {
 /// Moves an order along its lifecycle: pending -> confirmed -> shipped ->
 /// delivered by the seller (an admin for catalog orders), cancelled from
 /// pending or confirmed by the buyer too. The write is conditional on the
-/// status read, and moves the GSI3 key (`STATUS#<status>#<shard>`); a cancel
-/// restores stock or relists the listing in the same transaction.
+/// status read and moves the GSI3 key with it (`write::order::move_status`);
+/// a cancel restores stock or relists the listing in the same transaction.
 async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
@@ -150,94 +149,49 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     if !order.status.can_become(next) {
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
     }
-    let table = app.deps.store.table();
     let now = rfc3339(now_ms());
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::order::key(&id))))
-        .update_expression("SET #status = :next, gsi3pk = :gsi3pk, updatedAt = :now")
-        .condition_expression("#status = :current")
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":next", s(next.as_str()))
-        .expression_attribute_values(":current", s(order.status.as_str()))
-        .expression_attribute_values(":gsi3pk", s(keys::order::status_partition(next, order.shard)))
-        .expression_attribute_values(":now", s(&now))
-        .build()
-        .map_err(ApiError::internal)?;
-    let mut tx = app
-        .deps
-        .store
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().update(update).build());
+    let mut tx = app.deps.store.transaction();
+    tx.update("order", &write::order::move_status(&id, order.shard, order.status, next, &now))?;
     if next == OrderStatus::Cancelled {
-        for undo in undo_actions(table, &order, &now)? {
-            tx = tx.transact_items(undo);
-        }
+        undo(&mut tx, &order, &now)?;
     }
-    match tx.send().await.map_err(StoreError::from_transaction) {
-        Ok(_) => {
+    match tx.send().await {
+        Ok(()) => {
             order.status = next;
             order.updated_at = now;
             Response::ok(&order)
         }
-        Err(e) if e.failed_conditions().contains(&0) => {
+        Err(e) if e.failed("order") => {
             Err(ApiError::conflict(format!("order `{id}` changed concurrently; read it again")))
+        }
+        Err(e) if e.failed_actions().any(|a| a.starts_with(RESTOCK)) => {
+            let products: Vec<&str> = e.failed_actions().filter_map(|a| a.strip_prefix(RESTOCK)).collect();
+            Err(ApiError::conflict(format!(
+                "cannot cancel: restoring the stock of product {} would pass its maximum of {}",
+                products.join(", "),
+                Product::MAX_STOCK
+            )))
         }
         Err(e) => Err(e.into()),
     }
 }
 
-/// Moves a listing from one status to another, conditional on the first
-/// (and, when given, on its price), together with its GSI1 sort key
-/// `LISTING#<status>#<listingId>`: the two never part.
-pub(crate) fn move_listing(
-    table: &str,
-    listing: &ListingId,
-    seller: &UserId,
-    from: ListingStatus,
-    to: ListingStatus,
-    price: Option<Money>,
-    now: &str,
-) -> Result<TransactWriteItem, ApiError> {
-    let mut condition = "#status = :from".to_owned();
-    let mut update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::listing::key(listing))))
-        .update_expression("SET #status = :to, gsi1sk = :gsi1sk, updatedAt = :now")
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":from", s(from.as_str()))
-        .expression_attribute_values(":to", s(to.as_str()))
-        .expression_attribute_values(":gsi1sk", s(keys::listing::by_seller(seller, to, listing).sk))
-        .expression_attribute_values(":now", s(now));
-    if let Some(price) = price {
-        condition.push_str(" AND price = :price");
-        update = update.expression_attribute_values(":price", n(price));
-    }
-    let update = update.condition_expression(condition).build().map_err(ApiError::internal)?;
-    Ok(TransactWriteItem::builder().update(update).build())
-}
+/// Name prefix of the transaction actions that give a product's units back.
+const RESTOCK: &str = "restock ";
 
-/// The writes that undo an order: relist its listing (if still sold) or add
-/// its quantities back to stock.
-fn undo_actions(table: &str, order: &Order, now: &str) -> Result<Vec<TransactWriteItem>, ApiError> {
-    let mut actions = Vec::new();
+/// Adds the writes that undo an order to `tx`: relist its listing (if still
+/// sold) or give its quantities back to stock (within the maximum).
+fn undo(tx: &mut Transaction, order: &Order, now: &str) -> Result<(), ApiError> {
     if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
-        actions.push(move_listing(table, listing, seller, ListingStatus::Sold, ListingStatus::Active, None, now)?);
-        return Ok(actions);
+        tx.update(
+            "relist",
+            &write::listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now),
+        )?;
+        return Ok(());
     }
     for line in &order.lines {
         let product: ProductId = line.item_id.parse().map_err(ApiError::internal)?;
-        let update = Update::builder()
-            .table_name(table)
-            .set_key(Some(key_item(&keys::product::key(&product))))
-            .update_expression("ADD stockLevel :qty SET updatedAt = :now")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":qty", n(line.qty))
-            .expression_attribute_values(":now", s(now))
-            .build()
-            .map_err(ApiError::internal)?;
-        actions.push(TransactWriteItem::builder().update(update).build());
+        tx.update(format!("{RESTOCK}{product}"), &write::product::restock(&product, line.qty, now))?;
     }
-    Ok(actions)
+    Ok(())
 }

@@ -21,11 +21,10 @@ use keyschema::model::{
 };
 use keyschema::shard::order_shard;
 use keyschema::time::{now_ms, rfc3339};
+use keyschema::write;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use store::aws_sdk_dynamodb::types::{TransactWriteItem, Update};
-use store::item::{key_item, n, s, to_item};
-use store::{tx, StoreError};
+use store::{StoreError, Transaction};
 
 use crate::App;
 
@@ -180,32 +179,44 @@ fn new_order(
     }
 }
 
-/// Sends the transaction; maps the idempotency record's failed condition
-/// (action 0) to `KeyTaken` and pure contention to `Contended`. Returns the
-/// indexes of the other failed conditions.
-async fn send(app: &App, actions: Vec<TransactWriteItem>, token: &OrderId) -> Result<(), Result<Vec<usize>, Attempt>> {
-    let result = app
-        .deps
-        .store
-        .client()
-        .transact_write_items()
-        .set_transact_items(Some(actions))
-        // Makes the SDK's own retries of this attempt idempotent.
-        .client_request_token(token.to_string())
-        .send()
-        .await
-        .map_err(StoreError::from_transaction);
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) if e.failed_conditions().contains(&0) => Err(Err(Attempt::KeyTaken)),
+/// Sends the placement: the idempotency record's failed condition is
+/// `KeyTaken`, pure contention `Contended`; other failed conditions come
+/// back (`Err(Ok(..))`) for the caller to name.
+async fn send(tx: Transaction) -> Result<(), Result<StoreError, Attempt>> {
+    match tx.send().await {
+        Ok(()) => Ok(()),
+        Err(e) if e.failed(IDEMPOTENCY) => Err(Err(Attempt::KeyTaken)),
         Err(e) if e.is_transaction_conflict() => Err(Err(Attempt::Contended)),
-        Err(e) if !e.failed_conditions().is_empty() => Err(Ok(e.failed_conditions())),
+        Err(e) if e.failed_actions().next().is_some() => Err(Ok(e)),
         Err(e) => Err(Err(e.into())),
     }
 }
 
+/// The action putting the idempotency record.
+const IDEMPOTENCY: &str = "idempotency";
+/// Name prefix of the actions taking a product's units.
+const STOCK: &str = "stock ";
+
+/// The placement transaction, with the order's id as its token: the record,
+/// the order and its items, each put only if absent.
+fn placement(
+    app: &App,
+    record: &IdempotencyRecord,
+    order: &Order,
+    items: &[OrderItem],
+) -> Result<Transaction, StoreError> {
+    let mut tx = app.deps.store.transaction().with_token(order.order_id.to_string());
+    tx.put_new(IDEMPOTENCY, record)?;
+    tx.put_new("order", order)?;
+    for item in items {
+        tx.put_new(format!("item {}", item.item_id), item)?;
+    }
+    Ok(tx)
+}
+
 /// Marketplace: buy a listing. The listing is marked sold (and moves to the
-/// `sold` GSI1 prefix) only if still active at the price read.
+/// `sold` GSI1 prefix, out of the browse index) only if still active at the
+/// price read.
 async fn place_listing(
     app: &App,
     buyer: &UserId,
@@ -231,25 +242,11 @@ async fn place_listing(
         buyer_id: buyer.clone(),
         seller_id: Some(listing.seller_id.clone()),
     };
-    let table = app.deps.store.table();
-    let mark_sold = crate::move_listing(
-        table,
-        id,
-        &listing.seller_id,
-        ListingStatus::Active,
-        ListingStatus::Sold,
-        Some(listing.price),
-        &order.created_at,
-    )?;
-    let actions = vec![
-        tx::put_new(table, to_item(record)?)?,
-        tx::put_new(table, to_item(&order)?)?,
-        tx::put_new(table, to_item(&item)?)?,
-        mark_sold,
-    ];
-    match send(app, actions, &order.order_id).await {
+    let mut tx = placement(app, record, &order, &[item])?;
+    tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at))?;
+    match send(tx).await {
         Ok(()) => Ok(order),
-        Err(Ok(failed)) if failed.contains(&3) => {
+        Err(Ok(e)) if e.failed("listing") => {
             Err(ApiError::conflict(format!("listing `{id}` is no longer for sale at {}", listing.price)).into())
         }
         Err(Ok(_)) => Err(ApiError::conflict("the order collided with an existing one; retry").into()),
@@ -258,7 +255,7 @@ async fn place_listing(
 }
 
 /// Catalog: buy products. Each product's stock is decremented only if
-/// enough is left at the price read (`ADD stockLevel -qty IF stockLevel >= qty`).
+/// enough is left at the price read (`write::product::take_for_order`).
 async fn place_products(
     app: &App,
     buyer: &UserId,
@@ -286,10 +283,10 @@ async fn place_products(
     }
     let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();
     let order = new_order(app, record, buyer, None, order_lines, total);
-    let table = app.deps.store.table();
-    let mut actions = vec![tx::put_new(table, to_item(record)?)?, tx::put_new(table, to_item(&order)?)?];
-    for (line, product) in lines.iter().zip(&found) {
-        let item = OrderItem {
+    let items: Vec<OrderItem> = lines
+        .iter()
+        .zip(&found)
+        .map(|(line, product)| OrderItem {
             order_id: order.order_id,
             item_id: product.product_id.to_string(),
             name: product.name.clone(),
@@ -297,33 +294,18 @@ async fn place_products(
             price: product.price,
             buyer_id: buyer.clone(),
             seller_id: None,
-        };
-        actions.push(tx::put_new(table, to_item(&item)?)?);
-    }
-    let first_stock_action = actions.len();
+        })
+        .collect();
+    let mut tx = placement(app, record, &order, &items)?;
     for (line, product) in lines.iter().zip(&found) {
-        let take = Update::builder()
-            .table_name(table)
-            .set_key(Some(key_item(&keys::product::key(&product.product_id))))
-            .update_expression("ADD stockLevel :minus SET updatedAt = :now")
-            .condition_expression("stockLevel >= :qty AND price = :price")
-            .expression_attribute_values(":minus", n(-i64::from(line.qty)))
-            .expression_attribute_values(":qty", n(line.qty))
-            .expression_attribute_values(":price", n(product.price))
-            .expression_attribute_values(":now", s(&order.created_at))
-            .build()
-            .map_err(ApiError::internal)?;
-        actions.push(TransactWriteItem::builder().update(take).build());
+        let take = write::product::take_for_order(&product.product_id, line.qty, product.price, &order.created_at);
+        tx.update(format!("{STOCK}{}", product.product_id), &take)?;
     }
-    match send(app, actions, &order.order_id).await {
+    match send(tx).await {
         Ok(()) => Ok(order),
-        Err(Ok(failed)) => {
-            let names: Vec<String> = failed
-                .iter()
-                .filter_map(|i| i.checked_sub(first_stock_action))
-                .filter_map(|i| lines.get(i))
-                .map(|l| format!("`{}`", l.product_id))
-                .collect();
+        Err(Ok(e)) => {
+            let names: Vec<String> =
+                e.failed_actions().filter_map(|a| a.strip_prefix(STOCK)).map(|p| format!("`{p}`")).collect();
             if names.is_empty() {
                 Err(ApiError::conflict("the order collided with an existing one; retry").into())
             } else {

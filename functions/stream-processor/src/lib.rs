@@ -16,12 +16,11 @@ use std::convert::Infallible;
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use keyschema::ids::{CategoryId, ListingId};
-use keyschema::keys;
 use keyschema::model::ListingStatus;
-use keyschema::schema::{EntityType, ENTITY_TYPE};
+use keyschema::schema::{EntityType, Index, ENTITY_TYPE};
+use keyschema::write;
 use lambda_runtime::LambdaEvent;
 use serde::Deserialize;
-use store::item::{key_item, s};
 use store::{Store, StoreError};
 
 /// Why one record could not be processed.
@@ -89,7 +88,8 @@ pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, Rec
     if entity == EntityType::Listing.as_str() {
         let listing: ListingImage = serde_dynamo::from_item(image.clone())
             .map_err(|e| RecordError::Malformed(format!("listing image: {e}")))?;
-        return browse_flag(store, &listing).await;
+        let indexed = image.contains_key(Index::Gsi2.pk());
+        return browse_flag(store, &listing, indexed).await;
     }
     Ok(Outcome::Skipped)
 }
@@ -101,41 +101,22 @@ struct ListingImage {
     listing_id: ListingId,
     category_id: CategoryId,
     status: ListingStatus,
-    #[serde(default)]
-    gsi2pk: Option<String>,
 }
 
 /// Sets or removes a listing's GSI2 keys so that exactly the active
-/// listings are in the category browse index.
-async fn browse_flag(store: &Store, listing: &ListingImage) -> Result<Outcome, RecordError> {
+/// listings are in the category browse index. The write that takes a
+/// listing out of `active` already drops them (`write::listing::set_status`);
+/// here they are added, and drift is repaired.
+async fn browse_flag(store: &Store, listing: &ListingImage, indexed: bool) -> Result<Outcome, RecordError> {
     let active = listing.status == ListingStatus::Active;
-    let indexed = listing.gsi2pk.is_some();
-    let update = store
-        .client()
-        .update_item()
-        .table_name(store.table())
-        .set_key(Some(key_item(&keys::listing::key(&listing.listing_id))))
-        .expression_attribute_names("#status", "status")
-        .expression_attribute_values(":active", s(ListingStatus::Active.as_str()));
-    let (update, outcome) = match (active, indexed) {
+    let (change, outcome) = match (active, indexed) {
         (true, false) => {
-            let browse = keys::listing::by_category(&listing.category_id, &listing.listing_id);
-            let update = update
-                .update_expression("SET gsi2pk = :pk, gsi2sk = :sk")
-                .condition_expression("#status = :active AND attribute_not_exists(gsi2pk)")
-                .expression_attribute_values(":pk", s(browse.pk))
-                .expression_attribute_values(":sk", s(browse.sk));
-            (update, Outcome::Indexed)
+            (write::listing::index_for_browse(&listing.listing_id, &listing.category_id), Outcome::Indexed)
         }
-        (false, true) => {
-            let update = update
-                .update_expression("REMOVE gsi2pk, gsi2sk")
-                .condition_expression("#status <> :active AND attribute_exists(gsi2pk)");
-            (update, Outcome::Unindexed)
-        }
+        (false, true) => (write::listing::unindex_for_browse(&listing.listing_id), Outcome::Unindexed),
         _ => return Ok(Outcome::Skipped),
     };
-    match update.send().await.map_err(StoreError::from) {
+    match store.update(&change).await {
         Ok(_) => Ok(outcome),
         Err(e) if e.is_conditional_check_failed() => Ok(Outcome::Stale),
         Err(e) => Err(e.into()),

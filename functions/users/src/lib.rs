@@ -10,10 +10,9 @@ use keyschema::ids::{Email, UserId};
 use keyschema::keys;
 use keyschema::model::{EmailGuard, User, UserRole};
 use keyschema::time::{now_ms, rfc3339};
+use keyschema::write::{self, attr, Value};
 use serde::{Deserialize, Serialize};
-use store::aws_sdk_dynamodb::types::{Delete, ReturnValue, TransactWriteItem, Update};
-use store::item::{from_item, key_item, s, to_item};
-use store::{tx, StoreError};
+use store::item::from_item;
 
 api::routes! {
     app: Deps;
@@ -79,24 +78,13 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
         updated_at: now,
     };
     let guard = EmailGuard { email: user.email.clone(), user_id: user.user_id.clone() };
-    let table = app.store.table();
-    let result = app
-        .store
-        .client()
-        .transact_write_items()
-        .transact_items(tx::put_new(table, to_item(&user)?)?)
-        .transact_items(tx::put_new(table, to_item(&guard)?)?)
-        .send()
-        .await
-        .map_err(StoreError::from_transaction);
-    match result {
-        Ok(_) => Response::created(&profile(&user, Some(&caller))),
-        Err(e) if e.failed_conditions().contains(&0) => {
-            Err(ApiError::conflict(format!("user `{}` has already signed up", user.user_id)))
-        }
-        Err(e) if e.failed_conditions().contains(&1) => {
-            Err(ApiError::conflict(format!("email `{}` is already in use", user.email)))
-        }
+    let mut tx = app.store.transaction();
+    tx.put_new("user", &user)?;
+    tx.put_new("guard", &guard)?;
+    match tx.send().await {
+        Ok(()) => Response::created(&profile(&user, Some(&caller))),
+        Err(e) if e.failed("user") => Err(ApiError::conflict(format!("user `{}` has already signed up", user.user_id))),
+        Err(e) if e.failed("guard") => Err(ApiError::conflict(format!("email `{}` is already in use", user.email))),
         Err(e) => Err(e.into()),
     }
 }
@@ -148,7 +136,9 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let now = rfc3339(now_ms());
     let not_found = || ApiError::not_found(format!("user `{id}` does not exist"));
     if let Some(new_email) = &change.email {
-        let current = app.store.get::<User>(&keys::user::key(&id)).await?.ok_or_else(not_found)?;
+        // Strongly consistent: the guard to release is the one of the email
+        // the user has now, not of one a moment ago.
+        let current = app.store.get_consistent::<User>(&keys::user::key(&id)).await?.ok_or_else(not_found)?;
         if &current.email != new_email {
             return change_email(app, &caller, current, new_email, change.name.map(Name::into_string), now).await;
         }
@@ -159,23 +149,8 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let Some(name) = change.name else {
         return Err(ApiError::bad_request("invalid body: give `name`, `email` or both"));
     };
-    let result = app
-        .store
-        .client()
-        .update_item()
-        .table_name(app.store.table())
-        .set_key(Some(key_item(&keys::user::key(&id))))
-        .update_expression("SET #name = :name, updatedAt = :now")
-        .condition_expression("attribute_exists(pk)")
-        .expression_attribute_names("#name", "name")
-        .expression_attribute_values(":name", s(name.into_string()))
-        .expression_attribute_values(":now", s(now))
-        .return_values(ReturnValue::AllNew)
-        .send()
-        .await
-        .map_err(StoreError::from_update);
-    match result {
-        Ok(out) => Response::ok(&profile(&from_item::<User>(out.attributes.unwrap_or_default())?, Some(&caller))),
+    match app.store.update(&write::user::rename(&id, name.as_str(), &now)).await {
+        Ok(item) => Response::ok(&profile(&from_item::<User>(item)?, Some(&caller))),
         Err(e) if e.is_conditional_check_failed() => Err(not_found()),
         Err(e) => Err(e.into()),
     }
@@ -189,53 +164,23 @@ async fn change_email(
     name: Option<String>,
     now: String,
 ) -> Result<Response, ApiError> {
-    let table = app.store.table();
-    let invalid = |e: store::aws_sdk_dynamodb::error::BuildError| ApiError::internal(e);
-    let gsi1 = keys::user::by_email(new_email, &user.user_id);
-    let mut set = "SET email = :new, gsi1pk = :gsi1pk, updatedAt = :now".to_owned();
-    if name.is_some() {
-        set.push_str(", #name = :name");
-    }
-    let mut update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::user::key(&user.user_id))))
-        .update_expression(set)
-        .condition_expression("email = :old")
-        .expression_attribute_values(":new", s(new_email.as_str()))
-        .expression_attribute_values(":old", s(user.email.as_str()))
-        .expression_attribute_values(":gsi1pk", s(gsi1.pk))
-        .expression_attribute_values(":now", s(&now));
+    let mut change = write::user::change_email(&user.user_id, &user.email, new_email, &now);
     if let Some(name) = &name {
-        update = update.expression_attribute_names("#name", "name").expression_attribute_values(":name", s(name));
+        change = change.set(attr::NAME, Value::s(name));
     }
-    let release_old = Delete::builder()
-        .table_name(table)
-        .set_key(Some(key_item(&keys::email_guard::key(&user.email))))
-        .condition_expression("userId = :me")
-        .expression_attribute_values(":me", s(user.user_id.as_str()))
-        .build()
-        .map_err(invalid)?;
     let guard = EmailGuard { email: new_email.clone(), user_id: user.user_id.clone() };
-    let result = app
-        .store
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().update(update.build().map_err(invalid)?).build())
-        .transact_items(TransactWriteItem::builder().delete(release_old).build())
-        .transact_items(tx::put_new(table, to_item(&guard)?)?)
-        .send()
-        .await
-        .map_err(StoreError::from_transaction);
-    match result {
-        Ok(_) => {
+    let mut tx = app.store.transaction();
+    tx.update("user", &change)?;
+    tx.delete("old guard", &keys::email_guard::key(&user.email), &[write::email_guard::held_by(&user.user_id)])?;
+    tx.put_new("new guard", &guard)?;
+    match tx.send().await {
+        Ok(()) => {
             user.email = new_email.clone();
             user.name = name.unwrap_or(user.name);
             user.updated_at = now;
             Response::ok(&profile(&user, Some(caller)))
         }
-        Err(e) if e.failed_conditions().contains(&2) => {
-            Err(ApiError::conflict(format!("email `{new_email}` is already in use")))
-        }
+        Err(e) if e.failed("new guard") => Err(ApiError::conflict(format!("email `{new_email}` is already in use"))),
         Err(e) => Err(e.into()),
     }
 }

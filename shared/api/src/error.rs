@@ -100,9 +100,7 @@ impl From<StoreError> for ApiError {
             StoreError::ConditionFailed(_) | StoreError::TransactionCanceled(_) => {
                 ApiError::conflict("the resource changed concurrently; read it again and retry")
             }
-            StoreError::Throttled | StoreError::Unavailable(_) => {
-                ApiError { internal: Some(err.to_string()), ..ApiError::unavailable() }
-            }
+            e if e.is_retryable() => ApiError { internal: Some(e.to_string()), ..ApiError::unavailable() },
             StoreError::ForeignStartKey => ApiError::bad_request("invalid cursor"),
             other => ApiError::internal(other),
         }

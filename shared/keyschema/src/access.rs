@@ -241,7 +241,7 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         "catalog AP4-5",
         "change stock (never below zero)",
-        "UpdateItem",
+        "TransactWriteItems (token) + GetItem",
         EntityType::Product,
         Index::Table,
         "pk = PRODUCT#<productId>, sk = #METADATA",

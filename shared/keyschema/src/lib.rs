@@ -14,6 +14,7 @@ pub mod model;
 pub mod schema;
 pub mod shard;
 pub mod time;
+pub mod write;
 
 pub use access::{KeyQuery, SortKey};
 pub use keys::{ItemKeys, Key};

@@ -172,7 +172,7 @@ pub const ENTITIES: &[EntitySchema] = &[
             t("CATEGORY#<categoryId>", "LISTING#<listingId>"),
             None,
         ],
-        note: "GSI2 keys only while active (sparse; set and removed by the stream processor)",
+        note: "GSI2 keys only while active (sparse: removed by the write that takes it out of active, added by the stream processor)",
     },
     EntitySchema {
         entity: EntityType::Order,

@@ -3,10 +3,24 @@
 //! else is internal.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
+
+use crate::tx::ActionName;
+
+/// Why one action of a cancelled transaction did not apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cancellation {
+    /// The action's name, as given to the [`crate::tx::Transaction`].
+    pub action: ActionName,
+    /// DynamoDB's reason code (`ConditionalCheckFailed`,
+    /// `TransactionConflict`, ...); `None` where the action was fine.
+    pub code: Option<String>,
+    /// The item as it was, for a failed condition (`None` if absent).
+    pub item: Option<HashMap<String, AttributeValue>>,
+}
 
 /// What went wrong talking to the table.
 #[derive(Debug, thiserror::Error)]
@@ -15,10 +29,9 @@ pub enum StoreError {
     /// when the request asked for it (`ReturnValuesOnConditionCheckFailure`).
     #[error("conditional check failed")]
     ConditionFailed(Option<HashMap<String, AttributeValue>>),
-    /// A transaction was cancelled; one reason code per action, in order
-    /// (`None` where that action was fine).
-    #[error("transaction cancelled: {0:?}")]
-    TransactionCanceled(Vec<Option<String>>),
+    /// A transaction was cancelled; one entry per action, by name.
+    #[error("transaction cancelled: {:?}", .0.iter().map(|c| (&c.action, &c.code)).collect::<Vec<_>>())]
+    TransactionCanceled(Vec<Cancellation>),
     /// DynamoDB asked us to slow down and the retries ran out.
     #[error("throttled by DynamoDB")]
     Throttled,
@@ -47,26 +60,49 @@ impl StoreError {
         matches!(self, StoreError::ConditionFailed(_))
     }
 
-    /// For a cancelled transaction: the indexes of the actions whose
+    /// For a cancelled transaction: the names of the actions whose
     /// condition failed.
-    pub fn failed_conditions(&self) -> Vec<usize> {
+    pub fn failed_actions(&self) -> impl Iterator<Item = &str> {
+        let reasons = match self {
+            StoreError::TransactionCanceled(reasons) => reasons.as_slice(),
+            _ => &[],
+        };
+        reasons.iter().filter(|c| c.code.as_deref() == Some("ConditionalCheckFailed")).map(|c| c.action.as_ref())
+    }
+
+    /// Whether the condition of the transaction's action `name` failed.
+    pub fn failed(&self, name: &str) -> bool {
+        self.failed_actions().any(|a| a == name)
+    }
+
+    /// The item as it was when the condition of action `name` failed
+    /// (`None` if it did not fail, or the item does not exist).
+    pub fn failed_item(&self, name: &str) -> Option<&HashMap<String, AttributeValue>> {
         match self {
             StoreError::TransactionCanceled(reasons) => reasons
                 .iter()
-                .enumerate()
-                .filter(|(_, r)| r.as_deref() == Some("ConditionalCheckFailed"))
-                .map(|(i, _)| i)
-                .collect(),
-            _ => Vec::new(),
+                .find(|c| c.action == name && c.code.as_deref() == Some("ConditionalCheckFailed"))
+                .and_then(|c| c.item.as_ref()),
+            _ => None,
         }
     }
 
     /// Whether a transaction was cancelled only because another transaction
     /// was touching the same items (worth retrying).
     pub fn is_transaction_conflict(&self) -> bool {
-        matches!(self, StoreError::TransactionCanceled(reasons)
-            if reasons.iter().flatten().all(|r| r == "TransactionConflict") && reasons.iter().flatten().next().is_some())
+        let codes = || match self {
+            StoreError::TransactionCanceled(reasons) => reasons.iter().filter_map(|c| c.code.as_deref()).collect(),
+            _ => Vec::new(),
+        };
+        matches!(self, StoreError::TransactionCanceled(_)
+            if !codes().is_empty() && codes().iter().all(|c| *c == "TransactionConflict"))
             || matches!(self, StoreError::Service { code, .. } if code == "TransactionConflictException" || code == "TransactionInProgressException")
+    }
+
+    /// Whether the table may answer differently if asked again shortly
+    /// (throttling, unreachable, a conflicting transaction in flight).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, StoreError::Throttled | StoreError::Unavailable(_)) || self.is_transaction_conflict()
     }
 
     /// Converts an `UpdateItem` error, keeping the old item of a failed
@@ -80,13 +116,12 @@ impl StoreError {
         err.into()
     }
 
-    /// Converts a transaction error, keeping the cancellation reasons.
-    pub fn from_transaction<R: std::fmt::Debug>(err: SdkError<TransactWriteItemsError, R>) -> Self {
+    /// Converts a `PutItem` error, keeping the old item of a failed
+    /// condition (when `ReturnValuesOnConditionCheckFailure` asked for it).
+    pub fn from_put<R: std::fmt::Debug>(err: SdkError<PutItemError, R>) -> Self {
         if let SdkError::ServiceError(ctx) = &err {
-            if let TransactWriteItemsError::TransactionCanceledException(e) = ctx.err() {
-                let reasons =
-                    e.cancellation_reasons().iter().map(|r| r.code().filter(|c| *c != "None").map(str::to_owned));
-                return StoreError::TransactionCanceled(reasons.collect());
+            if let PutItemError::ConditionalCheckFailedException(e) = ctx.err() {
+                return StoreError::ConditionFailed(e.item().cloned());
             }
         }
         err.into()

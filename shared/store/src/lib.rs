@@ -3,9 +3,8 @@
 //! pattern uses (get, conditional put, one-page query), item conversion,
 //! error classification and a request log for tests.
 //!
-//! Function-specific writes (conditional updates, transactions) are written
-//! in the function crates with the SDK directly, using [`item`] helpers and
-//! `keyschema` key functions, so each access pattern reads in one place.
+//! Writes are `keyschema::write` changes rendered by [`tx`]: one conditional
+//! `UpdateItem` ([`Store::update`]) or a [`tx::Transaction`] of named actions.
 
 pub mod client;
 mod error;
@@ -25,9 +24,10 @@ use serde::de::DeserializeOwned;
 
 pub use aws_sdk_dynamodb;
 pub use client::Endpoint;
-pub use error::StoreError;
+pub use error::{Cancellation, StoreError};
 pub use item::Item;
 pub use request_log::RequestLog;
+pub use tx::Transaction;
 
 /// Environment variable naming the table.
 pub const TABLE_VAR: &str = "TABLE_NAME";
@@ -126,17 +126,28 @@ impl Store {
     }
 
     /// `PutItem` that only creates: fails with `ConditionFailed` if an item
-    /// with the same primary key exists.
+    /// with the same primary key exists. An SDK retry of a put that already
+    /// applied finds exactly the item it writes, and succeeds.
     pub async fn put_new<E: Entity>(&self, entity: &E) -> Result<(), StoreError> {
-        self.client
+        let item = item::to_item(entity)?;
+        let result = self
+            .client
             .put_item()
             .table_name(self.table())
-            .set_item(Some(item::to_item(entity)?))
+            .set_item(Some(item.clone()))
             .condition_expression("attribute_not_exists(#pk)")
             .expression_attribute_names("#pk", PK)
+            .return_values_on_condition_check_failure(
+                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+            )
             .send()
-            .await?;
-        Ok(())
+            .await
+            .map_err(StoreError::from_put);
+        match result {
+            Ok(_) => Ok(()),
+            Err(StoreError::ConditionFailed(Some(old))) if old == item => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// One `Query` request: up to `limit` items of the query from `start`.
