@@ -2,7 +2,8 @@
 //! sequences of requests (write, then read back; extreme inputs; paging
 //! with an open-ended range; retries of writes that already committed).
 
-use integration_tests::{catalog, orders, req, As, TestTable};
+use integration_tests::faults::Fault;
+use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, users, As, TestTable};
 use serde_json::json;
 
 const SHARDS: u16 = 10;
@@ -112,4 +113,198 @@ async fn an_open_ended_date_range_pages_to_the_end() {
     }
     assert!(cursor.is_none(), "the walk ended");
     assert_eq!(seen, pending);
+}
+
+/// The listings of `among` that the category browse shows.
+async fn browse(t: &TestTable, category: &str, among: &[String]) -> Vec<String> {
+    listings(&t.deps, req("GET /categories/{categoryId}/listings").path("categoryId", category).query("limit", 100))
+        .await
+        .item_field("listingId")
+        .into_iter()
+        .filter(|id| among.contains(id))
+        .collect()
+}
+
+/// Defect 4: the write that takes a listing out of `active` (a sale inside
+/// the order transaction, a removal) drops its browse keys itself; no stream
+/// record is needed for it to leave, and a replay never brings it back.
+#[tokio::test]
+async fn a_sold_or_removed_listing_leaves_the_browse_index_in_the_same_write() {
+    let t = TestTable::with_demo_data().await;
+    let mut ids = Vec::new();
+    for title in ["Jug", "Bowl"] {
+        let body = json!({ "title": title, "price": 12, "categoryId": "books" });
+        let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+        assert_eq!(created.status, 201, "{:?}", created.body);
+        ids.push(created.body["listingId"].as_str().unwrap().to_owned());
+    }
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    let mut shown = browse(&t, "books", &ids).await;
+    shown.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(shown, want, "both indexed by the stream processor");
+
+    let sold = orders(
+        &t.deps,
+        SHARDS,
+        req("POST /orders")
+            .by(As::User("bob"))
+            .header("Idempotency-Key", "buy-jug")
+            .json(json!({ "listingId": ids[0] })),
+    )
+    .await;
+    assert_eq!(sold.status, 201, "{:?}", sold.body);
+    let removed = listings(
+        &t.deps,
+        req("PATCH /listings/{listingId}")
+            .path("listingId", &ids[1])
+            .by(As::User("alice"))
+            .json(json!({ "status": "removed" })),
+    )
+    .await;
+    assert_eq!(removed.status, 200, "{:?}", removed.body);
+    assert!(browse(&t, "books", &ids).await.is_empty(), "gone before any stream record is processed");
+
+    // The whole stream again, in order and reversed: nothing comes back.
+    let records = stream_records(&t).await;
+    assert!(process_stream(&t, records.clone()).await.is_empty());
+    assert!(process_stream(&t, records.into_iter().rev().collect()).await.is_empty());
+    assert!(browse(&t, "books", &ids).await.is_empty());
+
+    // Relisting puts it back through the stream processor.
+    let relisted = listings(
+        &t.deps,
+        req("PATCH /listings/{listingId}")
+            .path("listingId", &ids[1])
+            .by(As::User("alice"))
+            .json(json!({ "status": "active" })),
+    )
+    .await;
+    assert_eq!(relisted.status, 200);
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    assert_eq!(browse(&t, "books", &ids).await, [ids[1].clone()]);
+}
+
+/// Defect 5: writes whose answer is lost after they committed are retried
+/// by the SDK; the retry answers as the first attempt would have, and
+/// nothing is applied twice.
+#[tokio::test]
+async fn sdk_retries_of_committed_writes_succeed_once() {
+    let (t, faults) = TestTable::with_faults().await;
+    let lost = |op: &str| faults.inject(op, Fault::AnswerLost, 1);
+
+    lost("TransactWriteItems");
+    let signed = users(
+        &t.deps,
+        req("POST /users").by(As::User("carol")).json(json!({ "name": "Carol", "email": "carol@example.com" })),
+    )
+    .await;
+    assert_eq!(signed.status, 201, "sign-up: {:?}", signed.body);
+    assert_eq!(faults.pending(), 0, "the fault was met");
+
+    lost("PutItem");
+    let brand =
+        catalog(&t.deps, req("POST /brands").by(As::Admin).json(json!({ "name": "Umbrella", "id": "umbrella" }))).await;
+    assert_eq!(brand.status, 201, "brand: {:?}", brand.body);
+
+    let product = local_stack::demo::PRODUCT_IDS[1]; // stock 15
+    lost("TransactWriteItems");
+    let stock = catalog(
+        &t.deps,
+        req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({ "delta": 5 })),
+    )
+    .await;
+    assert_eq!((stock.status, &stock.body["stockLevel"]), (200, &json!(20)), "stock: {:?}", stock.body);
+
+    lost("TransactWriteItems");
+    let listing = listings(
+        &t.deps,
+        req("POST /listings")
+            .by(As::User("alice"))
+            .json(json!({ "title": "Lamp", "price": 30, "categoryId": "books" })),
+    )
+    .await;
+    assert_eq!(listing.status, 201, "listing: {:?}", listing.body);
+
+    lost("TransactWriteItems");
+    let placed = orders(
+        &t.deps,
+        SHARDS,
+        req("POST /orders")
+            .by(As::User("bob"))
+            .header("Idempotency-Key", "lost-answer")
+            .json(json!({ "items": [{ "productId": product, "qty": 3 }] })),
+    )
+    .await;
+    assert_eq!(placed.status, 201, "order: {:?}", placed.body);
+    let order = placed.body["orderId"].as_str().unwrap().to_owned();
+
+    lost("TransactWriteItems");
+    let cancelled = orders(
+        &t.deps,
+        SHARDS,
+        req("PATCH /orders/{orderId}")
+            .path("orderId", &order)
+            .by(As::User("bob"))
+            .json(json!({ "status": "cancelled" })),
+    )
+    .await;
+    assert_eq!(cancelled.status, 200, "cancel: {:?}", cancelled.body);
+    assert_eq!(faults.pending(), 0);
+
+    // Each change applied exactly once: 15 + 5, then 3 taken and given back.
+    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
+    assert_eq!(after.body["stockLevel"], 20);
+    let mine = listings(
+        &t.deps,
+        req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(As::User("alice")).query("limit", 100),
+    )
+    .await;
+    assert_eq!(mine.item_field("title").iter().filter(|t| *t == "Lamp").count(), 1);
+    let bobs =
+        orders(&t.deps, SHARDS, req("GET /buyers/{buyerId}/orders").path("buyerId", "bob").by(As::User("bob"))).await;
+    assert_eq!(bobs.item_field("orderId").iter().filter(|o| **o == order).count(), 1);
+}
+
+/// Defect 6: cancelling cannot push stock past its maximum.
+#[tokio::test]
+async fn cancelling_never_pushes_stock_past_its_maximum() {
+    let t = TestTable::with_demo_data().await;
+    let product = local_stack::demo::PRODUCT_IDS[1]; // stock 15
+    let placed = orders(
+        &t.deps,
+        SHARDS,
+        req("POST /orders")
+            .by(As::User("bob"))
+            .header("Idempotency-Key", "k")
+            .json(json!({ "items": [{ "productId": product, "qty": 2 }] })),
+    )
+    .await;
+    assert_eq!(placed.status, 201);
+    let fill = catalog(
+        &t.deps,
+        req("POST /products/{productId}/stock")
+            .path("productId", product)
+            .by(As::Admin)
+            .json(json!({ "delta": 1_000_000_000 - 13 })),
+    )
+    .await;
+    assert_eq!(fill.body["stockLevel"], 1_000_000_000);
+    let order = placed.body["orderId"].as_str().unwrap();
+    let cancel = orders(
+        &t.deps,
+        SHARDS,
+        req("PATCH /orders/{orderId}")
+            .path("orderId", order)
+            .by(As::User("bob"))
+            .json(json!({ "status": "cancelled" })),
+    )
+    .await;
+    assert_eq!((cancel.status, cancel.error_code()), (409, "conflict"), "{:?}", cancel.body);
+    assert!(cancel.body["error"]["message"].as_str().unwrap().contains(product));
+    let read = orders(&t.deps, SHARDS, req("GET /orders/{orderId}").path("orderId", order).by(As::User("bob"))).await;
+    assert_eq!(read.body["status"], "pending", "nothing half-written");
+    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
+    assert_eq!(after.body["stockLevel"], 1_000_000_000);
 }

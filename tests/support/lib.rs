@@ -2,6 +2,8 @@
 //! `DYNAMODB_ENDPOINT`), a fresh table per test, a request log on the
 //! client, and a builder for API Gateway v2 events.
 
+pub mod faults;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -35,6 +37,24 @@ impl TestTable {
         let deps = local_stack::deps(endpoint(), &name, Some(log.clone())).await.expect("table created");
         log.take();
         TestTable { deps, log }
+    }
+
+    /// A fresh table whose client meets the faults planned in the returned
+    /// [`faults::Faults`] (and logs requests like any other).
+    pub async fn with_faults() -> (Self, faults::Faults) {
+        let (log, faults) = (RequestLog::default(), faults::Faults::default());
+        let name = format!("test-{}", ulid::Ulid::new());
+        let config = store::client::config(&store::Endpoint::Url(endpoint().to_owned()))
+            .await
+            .interceptor(log.clone())
+            .interceptor(faults.clone());
+        let client = aws_sdk_dynamodb::Client::from_conf(config.build());
+        store::table::create_table(&client, &name).await.expect("table created");
+        let cursors = api::CursorKey::new(local_stack::DEV_CURSOR_SECRET);
+        let deps = Deps { store: store::Store::new(client, name), cursors };
+        local_stack::demo::load(&deps.store).await.expect("demo data loads");
+        log.take();
+        (TestTable { deps, log }, faults)
     }
 
     /// A fresh table holding the demo data.

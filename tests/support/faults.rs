@@ -1,0 +1,124 @@
+//! Fault injection on the real client: an SDK interceptor that, for planned
+//! requests, either lets DynamoDB apply the request and loses its answer
+//! (so the SDK retries a write that already committed), or keeps the
+//! request from being applied and answers as a throttling or failing
+//! DynamoDB would. Nothing is faked beyond the one answer it replaces.
+
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextMut, BeforeTransmitInterceptorContextMut,
+};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::body::SdkBody;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
+
+/// What goes wrong with one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Applied by DynamoDB, but the answer is lost (a 500 arrives instead).
+    AnswerLost,
+    /// Not applied: `ThrottlingException` (400).
+    Throttled,
+    /// Not applied: `InternalServerError` (500).
+    ServerError,
+}
+
+impl Fault {
+    /// Every fault.
+    pub const ALL: [Fault; 3] = [Fault::AnswerLost, Fault::Throttled, Fault::ServerError];
+
+    fn answer(self) -> (u16, &'static str) {
+        match self {
+            Fault::Throttled => (400, "ThrottlingException"),
+            Fault::AnswerLost | Fault::ServerError => (500, "InternalServerError"),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Planned {
+    operation: String,
+    fault: Fault,
+    times: u32,
+}
+
+/// The fault chosen for the current attempt (kept in the operation's config bag).
+#[derive(Clone, Copy, Debug)]
+struct ThisAttempt(Option<Fault>);
+
+impl Storable for ThisAttempt {
+    type Storer = StoreReplace<Self>;
+}
+
+/// Planned faults, shared with the client it is installed on.
+#[derive(Clone, Debug, Default)]
+pub struct Faults(Arc<Mutex<Vec<Planned>>>);
+
+impl Faults {
+    /// The next `times` attempts of `operation` (such as `TransactWriteItems`) meet `fault`.
+    pub fn inject(&self, operation: &str, fault: Fault, times: u32) {
+        self.0.lock().unwrap().push(Planned { operation: operation.to_owned(), fault, times });
+    }
+
+    /// Faults planned but not yet met.
+    pub fn pending(&self) -> u32 {
+        self.0.lock().unwrap().iter().map(|p| p.times).sum()
+    }
+
+    /// Drops every planned fault.
+    pub fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+
+    fn take(&self, operation: &str) -> Option<Fault> {
+        let mut plan = self.0.lock().unwrap();
+        let planned = plan.iter_mut().find(|p| p.operation == operation && p.times > 0)?;
+        planned.times -= 1;
+        Some(planned.fault)
+    }
+}
+
+impl Intercept for Faults {
+    fn name(&self) -> &'static str {
+        "Faults"
+    }
+
+    fn modify_before_transmit(
+        &self,
+        ctx: &mut BeforeTransmitInterceptorContextMut<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let operation = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_default();
+        let fault = self.take(&operation);
+        cfg.interceptor_state().store_put(ThisAttempt(fault));
+        if matches!(fault, Some(Fault::Throttled | Fault::ServerError)) {
+            // Not applied: DynamoDB gets a harmless read instead.
+            let request = ctx.request_mut();
+            request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
+            request.headers_mut().insert("content-length", "2");
+            *request.body_mut() = SdkBody::from("{}");
+        }
+        Ok(())
+    }
+
+    fn modify_before_deserialization(
+        &self,
+        ctx: &mut BeforeDeserializationInterceptorContextMut<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Some(ThisAttempt(Some(fault))) = cfg.load::<ThisAttempt>().copied() else { return Ok(()) };
+        let (status, code) = fault.answer();
+        let response = ctx.response_mut();
+        *response.status_mut() = status.try_into()?;
+        response.headers_mut().remove("content-length");
+        response.headers_mut().remove("x-amz-crc32");
+        let body = format!(r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"injected: {fault:?}"}}"#);
+        *response.body_mut() = SdkBody::from(body);
+        Ok(())
+    }
+}
