@@ -38,7 +38,12 @@ pub fn key_schema_markdown() -> String {
         let _ = writeln!(
             w,
             "| {} | {} | `{}` | {} | {} | `{}` |",
-            p.id, p.what, p.route, p.operation, p.index, p.condition
+            p.id,
+            p.what,
+            p.route,
+            p.operation,
+            p.index(),
+            p.condition()
         );
     }
     out

@@ -3,8 +3,8 @@
 //! check that they do, and that keys parse back into the ids they came from.
 
 use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
-use crate::model::{ListingStatus, OrderStatus};
 use crate::schema::{EntityType, Index};
+use crate::values::{ListingStatus, OrderStatus};
 
 /// A key pair on one index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -21,24 +21,48 @@ impl Key {
     }
 }
 
-/// All key attributes of one item.
+/// All key attributes of one item: its primary key and its key on each GSI
+/// it is in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ItemKeys {
     /// Which entity the item is.
     pub entity: EntityType,
-    /// Keys on the table, GSI1, GSI2, GSI3.
-    pub keys: [Option<Key>; 4],
+    /// The primary key.
+    pub table: Key,
+    /// GSI1 key, if in GSI1.
+    pub gsi1: Option<Key>,
+    /// GSI2 key, if in GSI2.
+    pub gsi2: Option<Key>,
+    /// GSI3 key, if in GSI3.
+    pub gsi3: Option<Key>,
 }
 
 impl ItemKeys {
     /// Keys of an item that is only on the base table.
     pub fn table_only(entity: EntityType, key: Key) -> Self {
-        ItemKeys { entity, keys: [Some(key), None, None, None] }
+        ItemKeys { entity, table: key, gsi1: None, gsi2: None, gsi3: None }
+    }
+
+    /// The same keys, also in `index` with `key` (the table key if `index`
+    /// is the table).
+    pub fn with(mut self, index: Index, key: Key) -> Self {
+        match index {
+            Index::Table => self.table = key,
+            Index::Gsi1 => self.gsi1 = Some(key),
+            Index::Gsi2 => self.gsi2 = Some(key),
+            Index::Gsi3 => self.gsi3 = Some(key),
+        }
+        self
     }
 
     /// The key on one index, if the item is in it.
     pub fn on(&self, index: Index) -> Option<&Key> {
-        self.keys[index as usize].as_ref()
+        match index {
+            Index::Table => Some(&self.table),
+            Index::Gsi1 => self.gsi1.as_ref(),
+            Index::Gsi2 => self.gsi2.as_ref(),
+            Index::Gsi3 => self.gsi3.as_ref(),
+        }
     }
 
     /// `(attribute, value)` for every key attribute the item has.
@@ -53,20 +77,45 @@ impl ItemKeys {
 /// Sort key of every entity's main record.
 pub const METADATA: &str = "#METADATA";
 
+/// A user's partition on the table (`USER#<userId>`): the user's record and
+/// the reviews about them.
+pub fn user_partition(id: &UserId) -> String {
+    format!("USER#{id}")
+}
+
+/// A seller's partition (`SELLER#<sellerId>`): their listings on GSI1 and
+/// their sales on GSI2.
+pub fn seller_partition(seller: &UserId) -> String {
+    format!("SELLER#{seller}")
+}
+
+/// A category's browse partition on GSI2 (`CATEGORY#<categoryId>`): one
+/// item collection of its products (`BRAND#...`) and active listings
+/// (`LISTING#...`).
+pub fn category_partition(category: &CategoryId) -> String {
+    format!("CATEGORY#{category}")
+}
+
 /// User: `USER#<userId>` / `#METADATA`; GSI1 `USER_EMAIL#<email>` / `USER#<userId>`.
 pub mod user {
     use super::*;
+    /// Prefix of the GSI1 sort key of users (under their email).
+    pub const BY_EMAIL_PREFIX: &str = "USER#";
     /// Primary key.
     pub fn key(id: &UserId) -> Key {
-        Key::new(format!("USER#{id}"), METADATA)
+        Key::new(user_partition(id), METADATA)
+    }
+    /// GSI1 partition of an email.
+    pub fn email_partition(email: &Email) -> String {
+        format!("USER_EMAIL#{email}")
     }
     /// GSI1 key: lookup by email.
     pub fn by_email(email: &Email, id: &UserId) -> Key {
-        Key::new(format!("USER_EMAIL#{email}"), format!("USER#{id}"))
+        Key::new(email_partition(email), format!("{BY_EMAIL_PREFIX}{id}"))
     }
     /// All keys of a user item.
     pub fn item_keys(id: &UserId, email: &Email) -> ItemKeys {
-        ItemKeys { entity: EntityType::User, keys: [Some(key(id)), Some(by_email(email, id)), None, None] }
+        ItemKeys::table_only(EntityType::User, key(id)).with(Index::Gsi1, by_email(email, id))
     }
 }
 
@@ -75,7 +124,7 @@ pub mod email_guard {
     use super::*;
     /// Primary key (and all keys) of the guard item.
     pub fn key(email: &Email) -> Key {
-        Key::new(format!("USER_EMAIL#{email}"), "#UNIQUE")
+        Key::new(user::email_partition(email), "#UNIQUE")
     }
 }
 
@@ -83,29 +132,41 @@ pub mod email_guard {
 /// GSI2 by category only while active (sparse).
 pub mod listing {
     use super::*;
+    /// Prefix of listing sort keys on GSI1 (by seller) and GSI2 (browse).
+    pub const PREFIX: &str = "LISTING#";
     /// Primary key.
     pub fn key(id: &ListingId) -> Key {
         Key::new(format!("LISTING#{id}"), METADATA)
     }
+    /// GSI1 sort-key prefix of a seller's listings, of one status or all.
+    pub fn status_prefix(status: Option<ListingStatus>) -> String {
+        match status {
+            Some(s) => format!("{PREFIX}{s}#"),
+            None => PREFIX.to_owned(),
+        }
+    }
     /// GSI1 key: a seller's listings, status as sort-key prefix.
     pub fn by_seller(seller: &UserId, status: ListingStatus, id: &ListingId) -> Key {
-        Key::new(format!("SELLER#{seller}"), format!("LISTING#{status}#{id}"))
+        Key::new(seller_partition(seller), format!("{}{id}", status_prefix(Some(status))))
     }
     /// GSI2 key: the category browse index; only active listings carry it.
     pub fn by_category(category: &CategoryId, id: &ListingId) -> Key {
-        Key::new(format!("CATEGORY#{category}"), format!("LISTING#{id}"))
+        Key::new(category_partition(category), format!("{PREFIX}{id}"))
     }
     /// Keys a listing is written with: table and GSI1. Its GSI2 keys are
-    /// the stream processor's to set ([`browse_keys`]).
+    /// added by the stream processor while it is active ([`browse_keys`]).
     pub fn item_keys(id: &ListingId, seller: &UserId, status: ListingStatus) -> ItemKeys {
-        ItemKeys { entity: EntityType::Listing, keys: [Some(key(id)), Some(by_seller(seller, status, id)), None, None] }
+        ItemKeys::table_only(EntityType::Listing, key(id)).with(Index::Gsi1, by_seller(seller, status, id))
     }
     /// All keys of a listing once the stream processor has caught up: GSI2
     /// only while active.
     pub fn browse_keys(id: &ListingId, seller: &UserId, status: ListingStatus, category: &CategoryId) -> ItemKeys {
-        let mut keys = item_keys(id, seller, status);
-        keys.keys[Index::Gsi2 as usize] = (status == ListingStatus::Active).then(|| by_category(category, id));
-        keys
+        let keys = item_keys(id, seller, status);
+        if status == ListingStatus::Active {
+            keys.with(Index::Gsi2, by_category(category, id))
+        } else {
+            keys
+        }
     }
 }
 
@@ -113,29 +174,43 @@ pub mod listing {
 /// (listing orders); GSI3 by status, write-sharded.
 pub mod order {
     use super::*;
+    /// Prefix of order sort keys on GSI1-3.
+    pub const PREFIX: &str = "ORDER#";
+    /// The order's partition (its record and its items).
+    pub fn partition(id: &OrderId) -> String {
+        format!("ORDER#{id}")
+    }
     /// Primary key.
     pub fn key(id: &OrderId) -> Key {
-        Key::new(format!("ORDER#{id}"), METADATA)
+        Key::new(partition(id), METADATA)
+    }
+    /// GSI1 partition of a buyer's orders.
+    pub fn buyer_partition(buyer: &UserId) -> String {
+        format!("BUYER#{buyer}")
     }
     /// GSI1 key: a buyer's orders, newest first by ULID.
     pub fn by_buyer(buyer: &UserId, id: &OrderId) -> Key {
-        Key::new(format!("BUYER#{buyer}"), format!("ORDER#{id}"))
+        Key::new(buyer_partition(buyer), sort_value(id))
     }
     /// GSI2 key: a seller's sales.
     pub fn by_seller(seller: &UserId, id: &OrderId) -> Key {
-        Key::new(format!("SELLER#{seller}"), format!("ORDER#{id}"))
+        Key::new(seller_partition(seller), sort_value(id))
     }
     /// GSI3 partition of one status shard.
     pub fn status_partition(status: OrderStatus, shard: u16) -> String {
         format!("STATUS#{status}#{shard}")
     }
+    /// GSI3 key of an order in a given shard.
+    pub fn in_status_shard(status: OrderStatus, shard: u16, id: &OrderId) -> Key {
+        Key::new(status_partition(status, shard), sort_value(id))
+    }
     /// GSI3 key: orders by status; the shard comes from the id.
     pub fn by_status(status: OrderStatus, id: &OrderId, shard_count: u16) -> Key {
-        Key::new(status_partition(status, crate::shard::order_shard(id, shard_count)), format!("ORDER#{id}"))
+        in_status_shard(status, crate::shard::order_shard(id, shard_count), id)
     }
     /// Sort-key value of an order on GSI1-3 (also a ULID range bound).
     pub fn sort_value(id: &OrderId) -> String {
-        format!("ORDER#{id}")
+        format!("{PREFIX}{id}")
     }
     /// All keys of an order item.
     pub fn item_keys(
@@ -145,14 +220,12 @@ pub mod order {
         status: OrderStatus,
         shard_count: u16,
     ) -> ItemKeys {
-        ItemKeys {
-            entity: EntityType::Order,
-            keys: [
-                Some(key(id)),
-                Some(by_buyer(buyer, id)),
-                seller.map(|s| by_seller(s, id)),
-                Some(by_status(status, id, shard_count)),
-            ],
+        let keys = ItemKeys::table_only(EntityType::Order, key(id))
+            .with(Index::Gsi1, by_buyer(buyer, id))
+            .with(Index::Gsi3, by_status(status, id, shard_count));
+        match seller {
+            Some(s) => keys.with(Index::Gsi2, by_seller(s, id)),
+            None => keys,
         }
     }
 }
@@ -160,9 +233,11 @@ pub mod order {
 /// Order item: `ORDER#<orderId>` / `ITEM#<productId or listingId>`.
 pub mod order_item {
     use super::*;
+    /// Prefix of item sort keys in the order's partition.
+    pub const PREFIX: &str = "ITEM#";
     /// Primary key; `item` is the product or listing id.
     pub fn key(order: &OrderId, item: &str) -> Key {
-        Key::new(format!("ORDER#{order}"), format!("ITEM#{item}"))
+        Key::new(order::partition(order), format!("{PREFIX}{item}"))
     }
 }
 
@@ -178,20 +253,23 @@ pub mod idempotency {
 /// Review: `USER#<reviewedUserId>` / `REVIEW#<reviewId>`; GSI1 by author.
 pub mod review {
     use super::*;
+    /// Prefix of review sort keys (table and GSI1).
+    pub const PREFIX: &str = "REVIEW#";
     /// Primary key: in the reviewed user's partition.
     pub fn key(reviewed: &UserId, id: &ReviewId) -> Key {
-        Key::new(format!("USER#{reviewed}"), format!("REVIEW#{id}"))
+        Key::new(user_partition(reviewed), format!("{PREFIX}{id}"))
+    }
+    /// GSI1 partition of the reviews a user wrote.
+    pub fn author_partition(author: &UserId) -> String {
+        format!("AUTHOR#{author}")
     }
     /// GSI1 key: reviews written by a user.
     pub fn by_author(author: &UserId, id: &ReviewId) -> Key {
-        Key::new(format!("AUTHOR#{author}"), format!("REVIEW#{id}"))
+        Key::new(author_partition(author), format!("{PREFIX}{id}"))
     }
     /// All keys of a review item.
     pub fn item_keys(reviewed: &UserId, author: &UserId, id: &ReviewId) -> ItemKeys {
-        ItemKeys {
-            entity: EntityType::Review,
-            keys: [Some(key(reviewed, id)), Some(by_author(author, id)), None, None],
-        }
+        ItemKeys::table_only(EntityType::Review, key(reviewed, id)).with(Index::Gsi1, by_author(author, id))
     }
 }
 
@@ -200,9 +278,11 @@ pub mod brand {
     use super::*;
     /// The partition holding every brand.
     pub const PARTITION: &str = "BRANDS";
+    /// Prefix of brand sort keys (and of product sort keys on GSI2).
+    pub const PREFIX: &str = "BRAND#";
     /// Primary key.
     pub fn key(id: &BrandId) -> Key {
-        Key::new(PARTITION, format!("BRAND#{id}"))
+        Key::new(PARTITION, format!("{PREFIX}{id}"))
     }
 }
 
@@ -211,9 +291,11 @@ pub mod category {
     use super::*;
     /// The partition holding every category.
     pub const PARTITION: &str = "CATEGORIES";
+    /// Prefix of category sort keys (and of product sort keys on GSI1).
+    pub const PREFIX: &str = "CATEGORY#";
     /// Primary key.
     pub fn key(id: &CategoryId) -> Key {
-        Key::new(PARTITION, format!("CATEGORY#{id}"))
+        Key::new(PARTITION, format!("{PREFIX}{id}"))
     }
 }
 
@@ -225,20 +307,37 @@ pub mod product {
     pub fn key(id: &ProductId) -> Key {
         Key::new(format!("PRODUCT#{id}"), METADATA)
     }
+    /// GSI1 partition of a brand's products.
+    pub fn brand_partition(brand: &BrandId) -> String {
+        format!("BRAND#{brand}")
+    }
+    /// GSI1 sort-key prefix: a brand's products, in one category or all.
+    pub fn category_prefix(category: Option<&CategoryId>) -> String {
+        match category {
+            Some(c) => format!("{}{c}#PRODUCT#", category::PREFIX),
+            None => category::PREFIX.to_owned(),
+        }
+    }
+    /// GSI2 sort-key prefix: a category's products, of one brand or all.
+    pub fn brand_prefix(brand: Option<&BrandId>) -> String {
+        match brand {
+            Some(b) => format!("{}{b}#PRODUCT#", brand::PREFIX),
+            None => brand::PREFIX.to_owned(),
+        }
+    }
     /// GSI1 key: brand partition, category-prefixed sort key.
     pub fn by_brand(brand: &BrandId, category: &CategoryId, id: &ProductId) -> Key {
-        Key::new(format!("BRAND#{brand}"), format!("CATEGORY#{category}#PRODUCT#{id}"))
+        Key::new(brand_partition(brand), format!("{}{id}", category_prefix(Some(category))))
     }
     /// GSI2 key: category partition, brand-prefixed sort key.
     pub fn by_category(category: &CategoryId, brand: &BrandId, id: &ProductId) -> Key {
-        Key::new(format!("CATEGORY#{category}"), format!("BRAND#{brand}#PRODUCT#{id}"))
+        Key::new(category_partition(category), format!("{}{id}", brand_prefix(Some(brand))))
     }
     /// All keys of a product item.
     pub fn item_keys(id: &ProductId, brand: &BrandId, category: &CategoryId) -> ItemKeys {
-        ItemKeys {
-            entity: EntityType::Product,
-            keys: [Some(key(id)), Some(by_brand(brand, category, id)), Some(by_category(category, brand, id)), None],
-        }
+        ItemKeys::table_only(EntityType::Product, key(id))
+            .with(Index::Gsi1, by_brand(brand, category, id))
+            .with(Index::Gsi2, by_category(category, brand, id))
     }
 }
 

@@ -1,10 +1,12 @@
 //! The single-table key schema of the marketplace: one table, three GSIs.
 //!
 //! Pure code, no AWS calls. It owns every key string the application writes
-//! or queries: [`schema`] (attribute names, indexes, key templates),
-//! [`keys`] (key functions per entity), [`access`] (every access pattern as
-//! one request), [`ids`] (validated typed ids), [`model`] (entities and value
-//! types), [`time`] (timestamps and ULID range bounds) and [`shard`].
+//! or queries. Layered bottom-up: [`ids`] (validated typed ids) and
+//! [`values`] (statuses, money); [`schema`] (attribute names, indexes, key
+//! templates); [`keys`] (key functions per entity); [`model`] (entity
+//! records and their keys); [`access`] (every access pattern as one request)
+//! and [`write`] (every state change with the keys it moves); [`time`]
+//! (timestamps and ULID range bounds) and [`shard`].
 
 pub mod access;
 pub mod doc;
@@ -14,6 +16,7 @@ pub mod model;
 pub mod schema;
 pub mod shard;
 pub mod time;
+pub mod values;
 pub mod write;
 
 pub use access::{KeyQuery, SortKey};

@@ -135,8 +135,14 @@ pub struct KeyTemplate {
 pub struct EntitySchema {
     /// Which entity.
     pub entity: EntityType,
-    /// Keys on [`Index::Table`], [`Index::Gsi1`], [`Index::Gsi2`], [`Index::Gsi3`].
-    pub keys: [Option<KeyTemplate>; 4],
+    /// Key template on the table.
+    pub table: Option<KeyTemplate>,
+    /// Key template on GSI1, if written to it.
+    pub gsi1: Option<KeyTemplate>,
+    /// Key template on GSI2, if written to it.
+    pub gsi2: Option<KeyTemplate>,
+    /// Key template on GSI3, if written to it.
+    pub gsi3: Option<KeyTemplate>,
     /// When an index key is conditional (sparse) or other remarks.
     pub note: &'static str,
 }
@@ -144,7 +150,12 @@ pub struct EntitySchema {
 impl EntitySchema {
     /// The template on one index, if the entity is written to it.
     pub fn on(&self, index: Index) -> Option<KeyTemplate> {
-        self.keys[index as usize]
+        match index {
+            Index::Table => self.table,
+            Index::Gsi1 => self.gsi1,
+            Index::Gsi2 => self.gsi2,
+            Index::Gsi3 => self.gsi3,
+        }
     }
 }
 
@@ -152,74 +163,24 @@ const fn t(pk: &'static str, sk: &'static str) -> Option<KeyTemplate> {
     Some(KeyTemplate { pk, sk })
 }
 
+/// An entity's schema from its templates on `[table, GSI1, GSI2, GSI3]`.
+const fn entity(entity: EntityType, keys: [Option<KeyTemplate>; 4], note: &'static str) -> EntitySchema {
+    let [table, gsi1, gsi2, gsi3] = keys;
+    EntitySchema { entity, table, gsi1, gsi2, gsi3, note }
+}
+
 /// Every entity of the table with its key templates.
 pub const ENTITIES: &[EntitySchema] = &[
-    EntitySchema {
-        entity: EntityType::User,
-        keys: [t("USER#<userId>", "#METADATA"), t("USER_EMAIL#<email>", "USER#<userId>"), None, None],
-        note: "customer and seller are one entity with a role",
-    },
-    EntitySchema {
-        entity: EntityType::EmailGuard,
-        keys: [t("USER_EMAIL#<email>", "#UNIQUE"), None, None, None],
-        note: "written in the same transaction as the user; keeps emails unique",
-    },
-    EntitySchema {
-        entity: EntityType::Listing,
-        keys: [
-            t("LISTING#<listingId>", "#METADATA"),
-            t("SELLER#<sellerId>", "LISTING#<status>#<listingId>"),
-            t("CATEGORY#<categoryId>", "LISTING#<listingId>"),
-            None,
-        ],
-        note: "GSI2 keys only while active (sparse: removed by the write that takes it out of active, added by the stream processor)",
-    },
-    EntitySchema {
-        entity: EntityType::Order,
-        keys: [
-            t("ORDER#<orderId>", "#METADATA"),
-            t("BUYER#<buyerId>", "ORDER#<orderId>"),
-            t("SELLER#<sellerId>", "ORDER#<orderId>"),
-            t("STATUS#<status>#<shard>", "ORDER#<orderId>"),
-        ],
-        note: "GSI2 for listing orders only; shard = order id mod shard count",
-    },
-    EntitySchema {
-        entity: EntityType::OrderItem,
-        keys: [t("ORDER#<orderId>", "ITEM#<itemId>"), None, None, None],
-        note: "itemId is the productId or listingId",
-    },
-    EntitySchema {
-        entity: EntityType::Review,
-        keys: [
-            t("USER#<reviewedUserId>", "REVIEW#<reviewId>"),
-            t("AUTHOR#<authorId>", "REVIEW#<reviewId>"),
-            None,
-            None,
-        ],
-        note: "lives in the reviewed user's partition",
-    },
-    EntitySchema { entity: EntityType::Brand, keys: [t("BRANDS", "BRAND#<brandId>"), None, None, None], note: "" },
-    EntitySchema {
-        entity: EntityType::Category,
-        keys: [t("CATEGORIES", "CATEGORY#<categoryId>"), None, None, None],
-        note: "",
-    },
-    EntitySchema {
-        entity: EntityType::Product,
-        keys: [
-            t("PRODUCT#<productId>", "#METADATA"),
-            t("BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"),
-            t("CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"),
-            None,
-        ],
-        note: "",
-    },
-    EntitySchema {
-        entity: EntityType::Idempotency,
-        keys: [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None],
-        note: "written in the order's transaction; expires (TTL expiresAt) after 24 h",
-    },
+    entity(EntityType::User, [t("USER#<userId>", "#METADATA"), t("USER_EMAIL#<email>", "USER#<userId>"), None, None], "customer and seller are one entity with a role"),
+    entity(EntityType::EmailGuard, [t("USER_EMAIL#<email>", "#UNIQUE"), None, None, None], "written in the same transaction as the user; keeps emails unique"),
+    entity(EntityType::Listing, [t("LISTING#<listingId>", "#METADATA"), t("SELLER#<sellerId>", "LISTING#<status>#<listingId>"), t("CATEGORY#<categoryId>", "LISTING#<listingId>"), None], "GSI2 keys only while active (sparse: removed by the write that takes it out of active, added by the stream processor)"),
+    entity(EntityType::Order, [t("ORDER#<orderId>", "#METADATA"), t("BUYER#<buyerId>", "ORDER#<orderId>"), t("SELLER#<sellerId>", "ORDER#<orderId>"), t("STATUS#<status>#<shard>", "ORDER#<orderId>")], "GSI2 for listing orders only; shard = order id mod shard count"),
+    entity(EntityType::OrderItem, [t("ORDER#<orderId>", "ITEM#<itemId>"), None, None, None], "itemId is the productId or listingId"),
+    entity(EntityType::Review, [t("USER#<reviewedUserId>", "REVIEW#<reviewId>"), t("AUTHOR#<authorId>", "REVIEW#<reviewId>"), None, None], "lives in the reviewed user's partition"),
+    entity(EntityType::Brand, [t("BRANDS", "BRAND#<brandId>"), None, None, None], ""),
+    entity(EntityType::Category, [t("CATEGORIES", "CATEGORY#<categoryId>"), None, None, None], ""),
+    entity(EntityType::Product, [t("PRODUCT#<productId>", "#METADATA"), t("BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"), t("CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"), None], ""),
+    entity(EntityType::Idempotency, [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None], "written in the order's transaction; expires (TTL expiresAt) after 24 h"),
 ];
 
 /// The schema of one entity.
