@@ -3,10 +3,38 @@
 //! with an open-ended range; retries of writes that already committed).
 
 use integration_tests::faults::Fault;
-use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, users, As, TestTable};
+use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, users, As, Req, TestTable};
 use serde_json::json;
 
 const SHARDS: u16 = 10;
+
+/// `POST /orders` by `buyer` with an `Idempotency-Key`.
+fn place(buyer: &'static str, key: &str, body: serde_json::Value) -> Req {
+    req("POST /orders").by(As::User(buyer)).header("Idempotency-Key", key).json(body)
+}
+
+/// `POST /products/{productId}/stock` by an admin.
+fn stock_change(product: &str, delta: i64) -> Req {
+    req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({ "delta": delta }))
+}
+
+/// `POST /listings` by alice: `title` at 12 in books.
+fn new_listing(title: &str) -> Req {
+    req("POST /listings").by(As::User("alice")).json(json!({ "title": title, "price": 12, "categoryId": "books" }))
+}
+
+/// `PATCH /orders/{orderId}` to `status`, by `who`.
+fn order_status(order: &str, who: &'static str, status: &str) -> Req {
+    req("PATCH /orders/{orderId}").path("orderId", order).by(As::User(who)).json(json!({ "status": status }))
+}
+
+/// `PATCH /listings/{listingId}` to `status`, by its seller alice.
+fn listing_status(listing: &str, status: &str) -> Req {
+    req("PATCH /listings/{listingId}")
+        .path("listingId", listing)
+        .by(As::User("alice"))
+        .json(json!({ "status": status }))
+}
 
 /// Defect 1: an order whose total passes the Money maximum must not be
 /// written; every list that would hold it stays readable.
@@ -22,15 +50,8 @@ async fn an_order_total_past_the_money_maximum_is_refused_and_lists_stay_readabl
     .await;
     assert_eq!(product.status, 201, "{:?}", product.body);
     let id = product.body["productId"].as_str().unwrap().to_owned();
-    let placed = orders(
-        &t.deps,
-        SHARDS,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "too-much")
-            .json(json!({ "items": [{ "productId": id, "qty": 2 }] })),
-    )
-    .await;
+    let placed =
+        orders(&t.deps, SHARDS, place("bob", "too-much", json!({ "items": [{ "productId": id, "qty": 2 }] }))).await;
     assert_eq!((placed.status, placed.error_code()), (400, "bad_request"), "{:?}", placed.body);
     assert!(placed.body["error"]["message"].as_str().unwrap().contains("total"));
 
@@ -44,15 +65,8 @@ async fn an_order_total_past_the_money_maximum_is_refused_and_lists_stay_readabl
     assert_eq!(after.body["stockLevel"], 5);
 
     // The largest total that can be read back is accepted: 1,000,000.00 exactly.
-    let exact = orders(
-        &t.deps,
-        SHARDS,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "just-enough")
-            .json(json!({ "items": [{ "productId": id, "qty": 1 }] })),
-    )
-    .await;
+    let exact =
+        orders(&t.deps, SHARDS, place("bob", "just-enough", json!({ "items": [{ "productId": id, "qty": 1 }] }))).await;
     assert_eq!(exact.status, 201, "{:?}", exact.body);
     let order_id = exact.body["orderId"].as_str().unwrap();
     let read =
@@ -133,8 +147,7 @@ async fn a_sold_or_removed_listing_leaves_the_browse_index_in_the_same_write() {
     let t = TestTable::with_demo_data().await;
     let mut ids = Vec::new();
     for title in ["Jug", "Bowl"] {
-        let body = json!({ "title": title, "price": 12, "categoryId": "books" });
-        let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+        let created = listings(&t.deps, new_listing(title)).await;
         assert_eq!(created.status, 201, "{:?}", created.body);
         ids.push(created.body["listingId"].as_str().unwrap().to_owned());
     }
@@ -145,24 +158,9 @@ async fn a_sold_or_removed_listing_leaves_the_browse_index_in_the_same_write() {
     want.sort();
     assert_eq!(shown, want, "both indexed by the stream processor");
 
-    let sold = orders(
-        &t.deps,
-        SHARDS,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "buy-jug")
-            .json(json!({ "listingId": ids[0] })),
-    )
-    .await;
+    let sold = orders(&t.deps, SHARDS, place("bob", "buy-jug", json!({ "listingId": ids[0] }))).await;
     assert_eq!(sold.status, 201, "{:?}", sold.body);
-    let removed = listings(
-        &t.deps,
-        req("PATCH /listings/{listingId}")
-            .path("listingId", &ids[1])
-            .by(As::User("alice"))
-            .json(json!({ "status": "removed" })),
-    )
-    .await;
+    let removed = listings(&t.deps, listing_status(&ids[1], "removed")).await;
     assert_eq!(removed.status, 200, "{:?}", removed.body);
     assert!(browse(&t, "books", &ids).await.is_empty(), "gone before any stream record is processed");
 
@@ -173,14 +171,7 @@ async fn a_sold_or_removed_listing_leaves_the_browse_index_in_the_same_write() {
     assert!(browse(&t, "books", &ids).await.is_empty());
 
     // Relisting puts it back through the stream processor.
-    let relisted = listings(
-        &t.deps,
-        req("PATCH /listings/{listingId}")
-            .path("listingId", &ids[1])
-            .by(As::User("alice"))
-            .json(json!({ "status": "active" })),
-    )
-    .await;
+    let relisted = listings(&t.deps, listing_status(&ids[1], "active")).await;
     assert_eq!(relisted.status, 200);
     assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
     assert_eq!(browse(&t, "books", &ids).await, [ids[1].clone()]);
@@ -210,46 +201,22 @@ async fn sdk_retries_of_committed_writes_succeed_once() {
 
     let product = local_stack::demo::PRODUCT_IDS[1]; // stock 15
     lost("TransactWriteItems");
-    let stock = catalog(
-        &t.deps,
-        req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({ "delta": 5 })),
-    )
-    .await;
+    let stock = catalog(&t.deps, stock_change(product, 5)).await;
     assert_eq!((stock.status, &stock.body["stockLevel"]), (200, &json!(20)), "stock: {:?}", stock.body);
 
     lost("TransactWriteItems");
-    let listing = listings(
-        &t.deps,
-        req("POST /listings")
-            .by(As::User("alice"))
-            .json(json!({ "title": "Lamp", "price": 30, "categoryId": "books" })),
-    )
-    .await;
+    let listing = listings(&t.deps, new_listing("Lamp")).await;
     assert_eq!(listing.status, 201, "listing: {:?}", listing.body);
 
     lost("TransactWriteItems");
-    let placed = orders(
-        &t.deps,
-        SHARDS,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "lost-answer")
-            .json(json!({ "items": [{ "productId": product, "qty": 3 }] })),
-    )
-    .await;
+    let placed =
+        orders(&t.deps, SHARDS, place("bob", "lost-answer", json!({ "items": [{ "productId": product, "qty": 3 }] })))
+            .await;
     assert_eq!(placed.status, 201, "order: {:?}", placed.body);
     let order = placed.body["orderId"].as_str().unwrap().to_owned();
 
     lost("TransactWriteItems");
-    let cancelled = orders(
-        &t.deps,
-        SHARDS,
-        req("PATCH /orders/{orderId}")
-            .path("orderId", &order)
-            .by(As::User("bob"))
-            .json(json!({ "status": "cancelled" })),
-    )
-    .await;
+    let cancelled = orders(&t.deps, SHARDS, order_status(&order, "bob", "cancelled")).await;
     assert_eq!(cancelled.status, 200, "cancel: {:?}", cancelled.body);
     assert_eq!(faults.pending(), 0);
 
@@ -272,35 +239,13 @@ async fn sdk_retries_of_committed_writes_succeed_once() {
 async fn cancelling_never_pushes_stock_past_its_maximum() {
     let t = TestTable::with_demo_data().await;
     let product = local_stack::demo::PRODUCT_IDS[1]; // stock 15
-    let placed = orders(
-        &t.deps,
-        SHARDS,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "k")
-            .json(json!({ "items": [{ "productId": product, "qty": 2 }] })),
-    )
-    .await;
+    let placed =
+        orders(&t.deps, SHARDS, place("bob", "k", json!({ "items": [{ "productId": product, "qty": 2 }] }))).await;
     assert_eq!(placed.status, 201);
-    let fill = catalog(
-        &t.deps,
-        req("POST /products/{productId}/stock")
-            .path("productId", product)
-            .by(As::Admin)
-            .json(json!({ "delta": 1_000_000_000 - 13 })),
-    )
-    .await;
+    let fill = catalog(&t.deps, stock_change(product, 1_000_000_000 - 13)).await;
     assert_eq!(fill.body["stockLevel"], 1_000_000_000);
     let order = placed.body["orderId"].as_str().unwrap();
-    let cancel = orders(
-        &t.deps,
-        SHARDS,
-        req("PATCH /orders/{orderId}")
-            .path("orderId", order)
-            .by(As::User("bob"))
-            .json(json!({ "status": "cancelled" })),
-    )
-    .await;
+    let cancel = orders(&t.deps, SHARDS, order_status(order, "bob", "cancelled")).await;
     assert_eq!((cancel.status, cancel.error_code()), (409, "conflict"), "{:?}", cancel.body);
     assert!(cancel.body["error"]["message"].as_str().unwrap().contains(product));
     let read = orders(&t.deps, SHARDS, req("GET /orders/{orderId}").path("orderId", order).by(As::User("bob"))).await;

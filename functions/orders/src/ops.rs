@@ -73,7 +73,7 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     let scope = format!("orders|{status:?}|{range:?}|{}", app.shards);
     let positions = match &page.cursor {
         None => vec![Position::Start; queries.len()],
-        Some(c) => app.deps.cursors.open::<Vec<Position>>(&scope, c)?,
+        Some(c) => app.cursors.open::<Vec<Position>>(&scope, c)?,
     };
     if positions.len() != queries.len() {
         return Err(ApiError::bad_request("invalid cursor"));
@@ -87,7 +87,7 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
             Position::Start => None,
             Position::After(order) => Some(start_after(query, order)),
         };
-        let (store, query, limit) = (app.deps.store.clone(), query.clone(), page.limit);
+        let (store, query, limit) = (app.store.clone(), query.clone(), page.limit);
         tasks.spawn(async move { (i, store.query::<Order>(&query, limit, start).await) });
     }
     let mut pages = Vec::new();
@@ -113,7 +113,7 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
             Some(last) => Position::After(last.order_id),
         };
     }
-    let next_cursor = next.iter().any(|p| *p != Position::Done).then(|| app.deps.cursors.seal(&scope, &next));
+    let next_cursor = next.iter().any(|p| *p != Position::Done).then(|| app.cursors.seal(&scope, &next));
     let items: Vec<Order> = merged.into_iter().map(|(_, o)| o).collect();
     Response::ok(&ListBody { items, next_cursor })
 }

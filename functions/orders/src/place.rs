@@ -101,7 +101,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
     let hash = hex(&Sha256::digest(serde_json::to_vec(&body).map_err(ApiError::internal)?));
     let record_key = keys::idempotency::key(&caller.user_id, &key);
     for attempt in 0..5u32 {
-        if let Some(record) = app.deps.store.get_consistent::<IdempotencyRecord>(&record_key).await? {
+        if let Some(record) = app.store.get_consistent::<IdempotencyRecord>(&record_key).await? {
             return replay(app, &record, &hash).await;
         }
         let record = IdempotencyRecord {
@@ -152,7 +152,7 @@ async fn replay(app: &App, record: &IdempotencyRecord, hash: &str) -> Result<Res
             "this Idempotency-Key was used with a different request",
         ));
     }
-    let order = app.deps.store.get_consistent::<Order>(&keys::order::key(&record.order_id)).await?;
+    let order = app.store.get_consistent::<Order>(&keys::order::key(&record.order_id)).await?;
     Response::created(&order.ok_or_else(|| ApiError::internal("idempotency record without its order"))?)
 }
 
@@ -205,7 +205,7 @@ fn placement(
     order: &Order,
     items: &[OrderItem],
 ) -> Result<Transaction, StoreError> {
-    let mut tx = app.deps.store.transaction().with_token(order.order_id.to_string());
+    let mut tx = app.store.transaction().with_token(order.order_id.to_string());
     tx.put_new(IDEMPOTENCY, record)?;
     tx.put_new("order", order)?;
     for item in items {
@@ -223,7 +223,7 @@ async fn place_listing(
     id: &ListingId,
     record: &IdempotencyRecord,
 ) -> Result<Order, Attempt> {
-    let listing = app.deps.store.get::<Listing>(&keys::listing::key(id)).await?;
+    let listing = app.store.get::<Listing>(&keys::listing::key(id)).await?;
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
     if listing.status != ListingStatus::Active {
         return Err(ApiError::conflict(format!("listing `{id}` is not for sale ({})", listing.status)).into());
@@ -263,7 +263,7 @@ async fn place_products(
     record: &IdempotencyRecord,
 ) -> Result<Order, Attempt> {
     let wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
-    let products = app.deps.store.batch_get::<Product>(&wanted).await?;
+    let products = app.store.batch_get::<Product>(&wanted).await?;
     let mut total = Money::default();
     let mut found = Vec::with_capacity(lines.len());
     for line in lines {

@@ -53,14 +53,15 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
     let mut response = DynamoDbEventResponse::default();
     for record in &event.payload.records {
         if let Err(e) = process(store, record).await {
-            let line = serde_json::json!({
-                "level": "ERROR",
-                "requestId": event.context.request_id,
-                "eventId": record.event_id,
-                "sequenceNumber": record.change.sequence_number,
-                "error": e.to_string(),
-            });
-            eprintln!("{line}");
+            store::log_json(
+                "ERROR",
+                serde_json::json!({
+                    "requestId": event.context.request_id,
+                    "eventId": record.event_id,
+                    "sequenceNumber": record.change.sequence_number,
+                    "error": e.to_string(),
+                }),
+            );
             let mut failure = DynamoDbBatchItemFailure::default();
             failure.item_identifier = record.change.sequence_number.clone();
             response.batch_item_failures.push(failure);

@@ -81,14 +81,15 @@ impl Deps {
 /// Only 5xx errors carry an internal cause.
 pub fn log_error(request_id: &str, route: &str, err: &ApiError) {
     if err.status >= 500 {
-        let line = serde_json::json!({
-            "level": "ERROR",
-            "requestId": request_id,
-            "route": route,
-            "status": err.status,
-            "error": err.internal.as_deref().unwrap_or(&err.message),
-        });
-        eprintln!("{line}");
+        store::log_json(
+            "ERROR",
+            serde_json::json!({
+                "requestId": request_id,
+                "route": route,
+                "status": err.status,
+                "error": err.internal.as_deref().unwrap_or(&err.message),
+            }),
+        );
     }
 }
 

@@ -29,6 +29,16 @@ pub use item::Item;
 pub use request_log::RequestLog;
 pub use tx::Transaction;
 
+/// Writes one JSON log line to stderr (CloudWatch Logs takes each line as
+/// one event): `{"level": .., ...fields}`. The one log helper of every function.
+pub fn log_json(level: &str, fields: serde_json::Value) {
+    let mut line = serde_json::json!({ "level": level });
+    if let (Some(line), serde_json::Value::Object(fields)) = (line.as_object_mut(), fields) {
+        line.extend(fields);
+    }
+    eprintln!("{line}");
+}
+
 /// Environment variable naming the table.
 pub const TABLE_VAR: &str = "TABLE_NAME";
 
@@ -43,9 +53,6 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<StartKey>,
-    /// For each item, where a query resumes right after it (for merging
-    /// several queries, as the sharded fan-out does).
-    pub positions: Vec<StartKey>,
 }
 
 /// The table and the client that reaches it. Cheap to clone.
@@ -192,9 +199,8 @@ impl Store {
             // Fewer than asked: the end, unless DynamoDB stopped at its 1 MB page size.
             out.last_evaluated_key.map(|key| string_attributes(key.into_iter()))
         };
-        let positions = raw.iter().map(|item| start_key_of(query.index, item)).collect();
         let items = raw.into_iter().map(item::from_item).collect::<Result<_, _>>()?;
-        Ok(Page { items, next, positions })
+        Ok(Page { items, next })
     }
 }
 

@@ -103,22 +103,28 @@ impl Expression {
     }
 }
 
+/// What every action's builder shares: the table, the condition and its
+/// placeholders, and the item as it was when the condition fails.
+macro_rules! conditioned {
+    ($builder:expr, $table:expr, $e:expr) => {
+        $builder
+            .table_name($table)
+            .set_condition_expression($e.condition.clone())
+            .set_expression_attribute_names($e.names())
+            .set_expression_attribute_values($e.values())
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    };
+}
+
 impl Store {
     /// One `UpdateItem`: the item as it is afterwards. A failed condition is
     /// `ConditionFailed` with the item as it was (`None` if it does not exist).
     pub async fn update(&self, change: &Change) -> Result<Item, StoreError> {
         let e = Expression::of(change);
-        let out = self
-            .client
-            .update_item()
-            .table_name(self.table())
+        let out = conditioned!(self.client.update_item(), self.table(), e)
             .set_key(Some(key_item(&change.key)))
             .update_expression(&e.update)
-            .set_condition_expression(e.condition.clone())
-            .set_expression_attribute_names(e.names())
-            .set_expression_attribute_values(e.values())
             .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await
             .map_err(StoreError::from_update)?;
@@ -166,14 +172,8 @@ impl Transaction {
     /// Puts `entity` only if no item has its primary key.
     pub fn put_new<E: Entity>(&mut self, name: impl Into<ActionName>, entity: &E) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(&[Cond::NotExists(PK)]);
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(to_item(entity)?))
-            .set_condition_expression(e.condition.clone())
-            .set_expression_attribute_names(e.names())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(invalid)?;
+        let put =
+            conditioned!(Put::builder(), &self.table, e).set_item(Some(to_item(entity)?)).build().map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().put(put).build());
         Ok(self)
     }
@@ -181,11 +181,8 @@ impl Transaction {
     /// Requires that an item with `key` exists.
     pub fn must_exist(&mut self, name: impl Into<ActionName>, key: &Key) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(&[Cond::ItemExists]);
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
+        let check = conditioned!(ConditionCheck::builder(), &self.table, e)
             .set_key(Some(key_item(key)))
-            .set_condition_expression(e.condition.clone())
-            .set_expression_attribute_names(e.names())
             .build()
             .map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().condition_check(check).build());
@@ -195,14 +192,9 @@ impl Transaction {
     /// Applies `change` (its condition included).
     pub fn update(&mut self, name: impl Into<ActionName>, change: &Change) -> Result<&mut Self, StoreError> {
         let e = Expression::of(change);
-        let update = Update::builder()
-            .table_name(&self.table)
+        let update = conditioned!(Update::builder(), &self.table, e)
             .set_key(Some(key_item(&change.key)))
             .update_expression(&e.update)
-            .set_condition_expression(e.condition.clone())
-            .set_expression_attribute_names(e.names())
-            .set_expression_attribute_values(e.values())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().update(update).build());
@@ -217,15 +209,8 @@ impl Transaction {
         condition: &[Cond],
     ) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(condition);
-        let delete = Delete::builder()
-            .table_name(&self.table)
-            .set_key(Some(key_item(key)))
-            .set_condition_expression(e.condition.clone())
-            .set_expression_attribute_names(e.names())
-            .set_expression_attribute_values(e.values())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(invalid)?;
+        let delete =
+            conditioned!(Delete::builder(), &self.table, e).set_key(Some(key_item(key))).build().map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().delete(delete).build());
         Ok(self)
     }
