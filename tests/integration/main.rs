@@ -3,10 +3,12 @@
 
 mod catalog;
 mod events;
+mod faults;
 mod hardening;
 mod listings;
 mod local_stack_http;
 mod orders;
+mod reviews;
 mod stream;
 mod template;
 mod users;

@@ -299,6 +299,8 @@ pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Ord
             total: Money::from_cents(100),
             lines: vec![OrderLine { item_id: P4.into(), qty: 1 }],
             shard: keyschema::shard::order_shard(&id, shards),
+            buyer_review_id: None,
+            seller_review_id: None,
             created_at: keyschema::time::rfc3339(id.timestamp_ms()),
             updated_at: keyschema::time::rfc3339(id.timestamp_ms()),
         };

@@ -61,6 +61,7 @@ fn routes_match_each_functions_route_table() {
         ("UsersFunction", users::ROUTES),
         ("ListingsFunction", listings::ROUTES),
         ("OrdersFunction", orders::ROUTES),
+        ("ReviewsFunction", reviews::ROUTES),
     ];
     for (function, code_routes) in deps_free {
         let declared: BTreeSet<String> = routes.iter().filter(|r| r.function == function).map(|r| r.key()).collect();
@@ -88,6 +89,9 @@ fn public_routes_are_exactly_the_public_reads() {
         "GET /categories/{categoryId}/products",
         "GET /listings/{listingId}",
         "GET /categories/{categoryId}/listings",
+        "GET /users/{userId}",
+        "GET /sellers/{sellerId}/listings/active",
+        "GET /users/{userId}/reviews",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -103,6 +107,7 @@ fn every_function_is_served_by_the_local_stack() {
         "UsersFunction",
         "ListingsFunction",
         "OrdersFunction",
+        "ReviewsFunction",
         local_stack::functions::STREAM_FUNCTION,
     ]
     .into();
@@ -120,6 +125,7 @@ fn policies_grant_only_used_indexes_and_no_scan() {
         ("UsersFunction", ["GSI1"].into()),
         ("ListingsFunction", ["GSI1", "GSI2"].into()),
         ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
+        ("ReviewsFunction", ["GSI1"].into()),
         ("StreamProcessorFunction", [].into()),
     ];
     for (function, indexes) in expected {

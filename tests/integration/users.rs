@@ -68,19 +68,23 @@ async fn concurrent_sign_ups_with_one_email_admit_one() {
 }
 
 #[tokio::test]
-async fn ap1_profile_shows_the_email_only_to_the_user_and_admins() {
+async fn ap1_public_profile_never_shows_the_email_and_me_does() {
     let t = TestTable::with_demo_data().await;
     let get = |by: As| req("GET /users/{userId}").path("userId", "alice").by(by);
-    let own = users(&t.deps, get(As::User("alice"))).await;
-    assert_eq!((own.status, own.body["email"].as_str()), (200, Some("alice@example.com")));
+    for who in [As::Anonymous, As::User("alice"), As::User("bob"), As::Admin] {
+        let public = users(&t.deps, get(who)).await;
+        assert_eq!((public.status, &public.body["name"]), (200, &json!("Alice")), "{:?}", public.body);
+        assert!(public.body.get("email").is_none(), "the public profile has no email: {:?}", public.body);
+        assert_eq!(t.requests(), ["GetItem"]);
+    }
+    let me = users(&t.deps, req("GET /users/me").by(As::User("alice"))).await;
+    assert_eq!((me.status, me.body["email"].as_str()), (200, Some("alice@example.com")));
     assert_eq!(t.requests(), ["GetItem"]);
-    let other = users(&t.deps, get(As::User("bob"))).await;
-    assert_eq!(other.status, 200);
-    assert!(other.body.get("email").is_none(), "another user's email is not shown: {:?}", other.body);
-    assert_eq!(other.body["name"], "Alice");
-    let admin = users(&t.deps, get(As::Admin)).await;
-    assert_eq!(admin.body["email"], "alice@example.com");
-    let missing = users(&t.deps, req("GET /users/{userId}").path("userId", "nobody").by(As::User("bob"))).await;
+    let anonymous_me = users(&t.deps, req("GET /users/me")).await;
+    assert_eq!(anonymous_me.status, 401);
+    let unknown_me = users(&t.deps, req("GET /users/me").by(As::User("nobody"))).await;
+    assert_eq!(unknown_me.status, 404);
+    let missing = users(&t.deps, req("GET /users/{userId}").path("userId", "nobody")).await;
     assert_eq!(missing.status, 404);
 }
 

@@ -24,16 +24,28 @@ pub enum Fault {
     Throttled,
     /// Not applied: `InternalServerError` (500).
     ServerError,
+    /// Not applied: the connection is refused (nothing listens there).
+    Unreachable,
+    /// Applied, but the connection is cut while the answer is read (the
+    /// body arrives truncated).
+    CutAfterApply,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 3] = [Fault::AnswerLost, Fault::Throttled, Fault::ServerError];
+    pub const ALL: [Fault; 5] =
+        [Fault::Throttled, Fault::ServerError, Fault::Unreachable, Fault::AnswerLost, Fault::CutAfterApply];
 
-    fn answer(self) -> (u16, &'static str) {
+    /// Whether DynamoDB applied the request.
+    pub fn applied(self) -> bool {
+        matches!(self, Fault::AnswerLost | Fault::CutAfterApply)
+    }
+
+    fn answer(self) -> Option<(u16, &'static str)> {
         match self {
-            Fault::Throttled => (400, "ThrottlingException"),
-            Fault::AnswerLost | Fault::ServerError => (500, "InternalServerError"),
+            Fault::Throttled => Some((400, "ThrottlingException")),
+            Fault::AnswerLost | Fault::ServerError => Some((500, "InternalServerError")),
+            Fault::Unreachable | Fault::CutAfterApply => None,
         }
     }
 }
@@ -95,12 +107,17 @@ impl Intercept for Faults {
         let operation = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_default();
         let fault = self.take(&operation);
         cfg.interceptor_state().store_put(ThisAttempt(fault));
-        if matches!(fault, Some(Fault::Throttled | Fault::ServerError)) {
-            // Not applied: DynamoDB gets a harmless read instead.
-            let request = ctx.request_mut();
-            request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
-            request.headers_mut().insert("content-length", "2");
-            *request.body_mut() = SdkBody::from("{}");
+        let request = ctx.request_mut();
+        match fault {
+            Some(Fault::Throttled | Fault::ServerError) => {
+                // Not applied: DynamoDB gets a harmless read instead.
+                request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
+                request.headers_mut().insert("content-length", "2");
+                *request.body_mut() = SdkBody::from("{}");
+            }
+            // Port 1 on loopback: connection refused.
+            Some(Fault::Unreachable) => request.set_uri("http://127.0.0.1:1/")?,
+            _ => {}
         }
         Ok(())
     }
@@ -112,12 +129,17 @@ impl Intercept for Faults {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let Some(ThisAttempt(Some(fault))) = cfg.load::<ThisAttempt>().copied() else { return Ok(()) };
-        let (status, code) = fault.answer();
         let response = ctx.response_mut();
-        *response.status_mut() = status.try_into()?;
         response.headers_mut().remove("content-length");
         response.headers_mut().remove("x-amz-crc32");
-        let body = format!(r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"injected: {fault:?}"}}"#);
+        let body = match fault.answer() {
+            Some((status, code)) => {
+                *response.status_mut() = status.try_into()?;
+                format!(r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"injected: {fault:?}"}}"#)
+            }
+            // The answer breaks off after its first bytes.
+            None => r#"{"Attri"#.to_owned(),
+        };
         *response.body_mut() = SdkBody::from(body);
         Ok(())
     }

@@ -7,7 +7,7 @@ use api::{ApiError, Deps, Request, Response};
 use keyschema::access;
 use keyschema::ids::{BrandId, CategoryId, ProductId};
 use keyschema::keys;
-use keyschema::model::{Brand, Category, Entity, Money, Product};
+use keyschema::model::{Brand, Category, Entity, IdempotencyRecord, Money, Product};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
 use serde::Deserialize;
@@ -144,6 +144,9 @@ async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     Response::ok(&app.get_or_404::<Product>(&keys::product::key(&id), || format!("product `{id}`")).await?)
 }
 
+/// How long a stock change's `Idempotency-Key` is remembered.
+const IDEMPOTENCY_TTL_SECS: u64 = 24 * 3600;
+
 /// Body of `POST /products/{productId}/stock`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,10 +159,13 @@ struct StockChange {
 /// (`write::product::change_stock`). Concurrent changes never overwrite each
 /// other (DynamoDB applies the ADD, not a read-modify-write here). The ADD
 /// goes in a one-action transaction for its `ClientRequestToken`: an SDK
-/// retry of a change that already applied is not applied twice. The answer
-/// is the product read back (strongly consistent) after the change.
+/// retry of a change that already applied is not applied twice. With an
+/// `Idempotency-Key` header an idempotency record is put in the same
+/// transaction, so the caller's own retry (after a 503, say) is not applied
+/// twice either: it answers the product as it is (24 h, like orders).
+/// The answer is the product read back (strongly consistent) after the change.
 async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    req.admin()?;
+    let caller = req.admin()?;
     let id: ProductId = req.path("productId")?;
     let StockChange { delta } = req.json()?;
     let max = Product::MAX_STOCK;
@@ -168,9 +174,37 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
             ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
         })?;
     let mut tx = app.store.transaction();
+    let record = match api::idempotency_key(&req)? {
+        Some(key) => {
+            let record = IdempotencyRecord {
+                caller_id: caller.user_id.clone(),
+                key: format!("stock-{id}-{key}"),
+                request_hash: api::request_hash(format!("{id} {delta}").as_bytes()),
+                order_id: None,
+                expires_at: now_ms() / 1000 + IDEMPOTENCY_TTL_SECS,
+            };
+            tx.put_new("idempotency", &record)?;
+            Some(record)
+        }
+        None => None,
+    };
     tx.update("stock", &change)?;
     match tx.send().await {
         Ok(()) => Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?),
+        Err(e) if e.failed("idempotency") => {
+            // This key was seen: the same change was applied then (200 with
+            // the product now), or the key came with another change (422).
+            let first = e.failed_item("idempotency").cloned().map(from_item::<IdempotencyRecord>).transpose()?;
+            match (first, record) {
+                (Some(first), Some(record)) if first.request_hash == record.request_hash => {
+                    Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?)
+                }
+                _ => Err(ApiError::unprocessable(
+                    "idempotency_key_reused",
+                    "this Idempotency-Key was used with a different request",
+                )),
+            }
+        }
         Err(e) if e.failed("stock") => match e.failed_item("stock").cloned().map(from_item::<Product>) {
             None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
             Some(old) => {

@@ -1,7 +1,8 @@
 //! Listings function: one-off items users sell (marketplace AP3-6). A
 //! listing's status is the prefix of its GSI1 sort key, so one index serves
-//! "all my listings" and "my active listings"; its category browse keys
-//! (GSI2) are set and removed by the stream processor, never here.
+//! "all my listings" and "my active listings" (the public storefront); its
+//! category browse keys (GSI2) are added by the stream processor while it
+//! is active and dropped by the write that takes it out of active.
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
@@ -21,6 +22,7 @@ api::routes! {
     "GET /listings/{listingId}" => get_listing,
     "PATCH /listings/{listingId}" => update_listing,
     "GET /sellers/{sellerId}/listings" => seller_listings,
+    "GET /sellers/{sellerId}/listings/active" => storefront,
     "GET /categories/{categoryId}/listings" => category_listings,
 }
 
@@ -144,6 +146,14 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
         caller.require_self_or_admin(&seller)?;
     }
     app.list::<Listing>(&access::seller_listings(&seller, status), &page).await
+}
+
+/// Marketplace AP5, the public storefront: a seller's active listings, no
+/// token needed. `Query GSI1 gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#active#)`.
+async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let seller: UserId = req.path("sellerId")?;
+    let page = req.page(&[])?;
+    app.list::<Listing>(&access::seller_listings(&seller, Some(ListingStatus::Active)), &page).await
 }
 
 /// Marketplace AP6: a category's active listings, newest first (public).

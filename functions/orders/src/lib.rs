@@ -154,6 +154,10 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     if !allowed {
         return Err(ApiError::forbidden(format!("the buyer cannot set status `{next}`")));
     }
+    if order.status == next {
+        // Already there (a retry after an answer was lost): nothing to do.
+        return Response::ok(&order);
+    }
     if !order.status.can_become(next) {
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
     }

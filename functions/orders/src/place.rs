@@ -23,7 +23,6 @@ use keyschema::shard::order_shard;
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use store::{StoreError, Transaction};
 
 use crate::App;
@@ -74,31 +73,16 @@ impl From<StoreError> for Attempt {
     }
 }
 
-/// The `Idempotency-Key` header: required, `[A-Za-z0-9_-]{1,128}`.
-fn idempotency_key(req: &Request) -> Result<String, ApiError> {
-    let key =
-        req.header("idempotency-key").ok_or_else(|| ApiError::bad_request("the Idempotency-Key header is required"))?;
-    let ok = (1..=128).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if ok {
-        Ok(key.to_owned())
-    } else {
-        Err(ApiError::bad_request("Idempotency-Key must be 1-128 characters of [A-Za-z0-9_-]"))
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Places an order (see the module docs). Requests: a consistent read of
 /// the idempotency record, a read of the listing (`GetItem`) or products
 /// (`BatchGetItem`), and one `TransactWriteItems`.
 pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    let key = idempotency_key(&req)?;
+    let key =
+        api::idempotency_key(&req)?.ok_or_else(|| ApiError::bad_request("the Idempotency-Key header is required"))?;
     let body: NewOrder = req.json()?;
     validate(&body)?;
-    let hash = hex(&Sha256::digest(serde_json::to_vec(&body).map_err(ApiError::internal)?));
+    let hash = api::request_hash(&serde_json::to_vec(&body).map_err(ApiError::internal)?);
     let record_key = keys::idempotency::key(&caller.user_id, &key);
     for attempt in 0..5u32 {
         if let Some(record) = app.store.get_consistent::<IdempotencyRecord>(&record_key).await? {
@@ -108,7 +92,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             caller_id: caller.user_id.clone(),
             key: key.clone(),
             request_hash: hash.clone(),
-            order_id: OrderId::generate(),
+            order_id: Some(OrderId::generate()),
             expires_at: now_ms() / 1000 + IDEMPOTENCY_TTL_SECS,
         };
         let placed = match (&body.listing_id, &body.items) {
@@ -152,8 +136,10 @@ async fn replay(app: &App, record: &IdempotencyRecord, hash: &str) -> Result<Res
             "this Idempotency-Key was used with a different request",
         ));
     }
-    let order = app.store.get_consistent::<Order>(&keys::order::key(&record.order_id)).await?;
-    Response::created(&order.ok_or_else(|| ApiError::internal("idempotency record without its order"))?)
+    let no_order = || ApiError::internal("idempotency record without its order");
+    let order_id = record.order_id.ok_or_else(no_order)?;
+    let order = app.store.get_consistent::<Order>(&keys::order::key(&order_id)).await?;
+    Response::created(&order.ok_or_else(no_order)?)
 }
 
 fn new_order(
@@ -163,20 +149,23 @@ fn new_order(
     listing: Option<&Listing>,
     lines: Vec<OrderLine>,
     total: Money,
-) -> Order {
+) -> Result<Order, ApiError> {
     let now = rfc3339(now_ms());
-    Order {
-        order_id: record.order_id,
+    let order_id = record.order_id.ok_or_else(|| ApiError::internal("idempotency record without an order id"))?;
+    Ok(Order {
+        order_id,
         buyer_id: buyer.clone(),
         seller_id: listing.map(|l| l.seller_id.clone()),
         listing_id: listing.map(|l| l.listing_id),
         status: OrderStatus::Pending,
         total,
         lines,
-        shard: order_shard(&record.order_id, app.shards),
+        shard: order_shard(&order_id, app.shards),
+        buyer_review_id: None,
+        seller_review_id: None,
         created_at: now.clone(),
         updated_at: now,
-    }
+    })
 }
 
 /// Sends the placement: the idempotency record's failed condition is
@@ -232,7 +221,7 @@ async fn place_listing(
         return Err(ApiError::bad_request("you cannot buy your own listing").into());
     }
     let line = OrderLine { item_id: id.to_string(), qty: 1 };
-    let order = new_order(app, record, buyer, Some(&listing), vec![line], listing.price);
+    let order = new_order(app, record, buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
         item_id: id.to_string(),
@@ -263,7 +252,7 @@ async fn place_products(
     record: &IdempotencyRecord,
 ) -> Result<Order, Attempt> {
     let wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
-    let products = app.store.batch_get::<Product>(&wanted).await?;
+    let products = app.store.batch_get::<Product>(&wanted, false).await?;
     let mut total = Money::default();
     let mut found = Vec::with_capacity(lines.len());
     for line in lines {
@@ -282,7 +271,7 @@ async fn place_products(
         found.push(product);
     }
     let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();
-    let order = new_order(app, record, buyer, None, order_lines, total);
+    let order = new_order(app, record, buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
         .zip(&found)

@@ -1,32 +1,58 @@
 //! The table's stream processor (NEW_AND_OLD_IMAGES).
 //!
-//! Sparse-index flags: an active listing carries its GSI2 keys
+//! **Sparse-index flags.** An active listing carries its GSI2 keys
 //! (`CATEGORY#<categoryId>` / `LISTING#<listingId>`), a sold or removed one
-//! does not. Each decision is a conditional write on the listing's *current*
-//! state, not on the record's: a replayed, duplicated or reordered record
-//! (a stale "active" after "removed") fails its condition and changes
-//! nothing, so the effect is exactly once. Records that need no change cost
-//! no write.
+//! does not. The write that takes a listing out of `active` drops them
+//! itself; here they are added to active listings and drift is repaired.
+//! Each decision is a conditional write on the listing's *current* state,
+//! not on the record's: a replayed, duplicated or reordered record (a stale
+//! "active" after "removed") fails its condition and changes nothing.
 //!
-//! Failures are reported per record (`batchItemFailures`): a malformed
-//! record does not fail or block the rest of the batch.
+//! **Rating aggregates, exactly once.** A review inserted adds its rating to
+//! the reviewed user's integer `ratingSum` and `reviewCount`; a review
+//! removed (moderation) takes it away. Each review has a marker beside it
+//! (`USER#<user>` / `RATED#<reviewId>`, state `counted` or `removed`) and
+//! the aggregates move only together with a marker's transition, in one
+//! transaction conditioned on the marker as read: absent -> counted (+),
+//! counted -> removed (-), absent -> removed (a removal seen before its
+//! insert: the late insert then counts nothing). Replays, overlapping
+//! batches, reordering and retries after a partial failure find the
+//! markers already moved and change nothing. The reviews of one user in a
+//! batch are coalesced: one consistent `BatchGetItem` of their markers and
+//! one transaction (the user's `ADD` plus the markers that move); users are
+//! written concurrently, a bounded number at a time.
+//!
+//! **Failures.** A record that can never succeed (malformed) is logged and
+//! skipped, so it never holds up its shard; a transient failure (throttled,
+//! unavailable) is reported in `batchItemFailures`, so Lambda retries from
+//! it, and the markers make the retry safe.
 
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use keyschema::ids::{CategoryId, ListingId};
-use keyschema::model::ListingStatus;
+use keyschema::ids::{CategoryId, ListingId, ReviewId, UserId};
+use keyschema::keys;
+use keyschema::model::{ListingStatus, MarkerState, RatingMarker, Review};
 use keyschema::schema::{EntityType, Index, ENTITY_TYPE};
 use keyschema::write;
 use lambda_runtime::LambdaEvent;
 use serde::Deserialize;
 use store::{Store, StoreError};
 
+/// How many users' aggregates are written at once.
+pub const USERS_AT_ONCE: usize = 8;
+/// Most marker transitions in one transaction (DynamoDB allows 100 actions;
+/// one is the user's update).
+const MARKERS_PER_TRANSACTION: usize = 99;
+/// Attempts per user when another writer moved a marker in between.
+const ATTEMPTS: u32 = 5;
+
 /// Why one record could not be processed.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    /// The record does not have the shape its entity needs.
+    /// The record does not have the shape its entity needs; it never will.
     #[error("malformed record: {0}")]
     Malformed(String),
     /// The write failed (throttled, unavailable, ...); the record is retried.
@@ -43,56 +69,167 @@ pub enum Outcome {
     Indexed,
     /// The listing left the browse index.
     Unindexed,
+    /// A review's rating entered or left its user's aggregates.
+    Aggregated,
     /// A write was attempted but the current item no longer needed it
     /// (a stale or repeated record).
     Stale,
 }
 
+/// One record, classified.
+#[derive(Debug)]
+enum Work {
+    /// A listing image and whether it carries browse keys.
+    Listing(ListingImage, bool),
+    /// A review inserted or removed.
+    Review(ReviewChange),
+    /// Nothing to do.
+    Skip,
+}
+
+/// A review's effect on its user's aggregates, from one stream record.
+#[derive(Clone, Debug)]
+pub struct ReviewChange {
+    /// The record's sequence number (to report it if it fails).
+    pub sequence_number: String,
+    /// The review.
+    pub review_id: ReviewId,
+    /// Whose aggregates.
+    pub reviewed: UserId,
+    /// Its rating.
+    pub rating: u8,
+    /// Inserted (`true`) or removed.
+    pub inserted: bool,
+}
+
+/// What a batch did: for the log line and the benchmarks.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BatchReport {
+    /// Records in the batch.
+    pub records: usize,
+    /// Records skipped as malformed (never retried).
+    pub malformed: usize,
+    /// Writes sent (listing updates and aggregate transactions).
+    pub writes: usize,
+    /// Sequence numbers reported as failed.
+    pub failed: Vec<String>,
+}
+
 /// The Lambda handler: processes every record, reports the failed ones.
 pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoDbEventResponse, Infallible> {
+    let report = process_batch(store, &event.payload.records, &event.context.request_id).await;
+    store::log_json(
+        "INFO",
+        serde_json::json!({
+            "requestId": event.context.request_id,
+            "records": report.records,
+            "malformed": report.malformed,
+            "writes": report.writes,
+            "failed": report.failed.len(),
+        }),
+    );
     let mut response = DynamoDbEventResponse::default();
-    for record in &event.payload.records {
-        if let Err(e) = process(store, record).await {
-            store::log_json(
-                "ERROR",
-                serde_json::json!({
-                    "requestId": event.context.request_id,
-                    "eventId": record.event_id,
-                    "sequenceNumber": record.change.sequence_number,
-                    "error": e.to_string(),
-                }),
-            );
-            let mut failure = DynamoDbBatchItemFailure::default();
-            failure.item_identifier = record.change.sequence_number.clone();
-            response.batch_item_failures.push(failure);
-        }
+    for sequence_number in report.failed {
+        let mut failure = DynamoDbBatchItemFailure::default();
+        failure.item_identifier = Some(sequence_number);
+        response.batch_item_failures.push(failure);
     }
     Ok(response)
 }
 
-/// Processes one record.
+/// Processes a batch: listing flags record by record, review records
+/// coalesced per user.
+pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &str) -> BatchReport {
+    let mut report = BatchReport { records: records.len(), ..BatchReport::default() };
+    let mut reviews = Vec::new();
+    for record in records {
+        let sequence_number = record.change.sequence_number.clone().unwrap_or_default();
+        match classify(record) {
+            Err(e) => {
+                report.malformed += 1;
+                log_failure(request_id, record, &e, "skipped: it can never succeed");
+            }
+            Ok(Work::Skip) => {}
+            Ok(Work::Review(change)) => reviews.push(change),
+            Ok(Work::Listing(listing, indexed)) => match browse_flag(store, &listing, indexed).await {
+                Ok(Outcome::Skipped) => {}
+                Ok(_) => report.writes += 1,
+                Err(e) => {
+                    report.writes += 1;
+                    log_failure(request_id, record, &e, "reported for retry");
+                    report.failed.push(sequence_number);
+                }
+            },
+        }
+    }
+    let (writes, failed) = aggregate_ratings(store, reviews, request_id).await;
+    report.writes += writes;
+    report.failed.extend(failed);
+    report
+}
+
+fn log_failure(request_id: &str, record: &EventRecord, error: &dyn std::fmt::Display, action: &str) {
+    store::log_json(
+        "ERROR",
+        serde_json::json!({
+            "requestId": request_id,
+            "eventId": record.event_id,
+            "sequenceNumber": record.change.sequence_number,
+            "error": error.to_string(),
+            "action": action,
+        }),
+    );
+}
+
+/// Processes one record on its own (a batch of one).
 pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, RecordError> {
-    let malformed = |what: &str| RecordError::Malformed(what.to_owned());
-    if record.change.sequence_number.is_none() {
-        return Err(malformed("no sequence number"));
+    match classify(record)? {
+        Work::Skip => Ok(Outcome::Skipped),
+        Work::Listing(listing, indexed) => browse_flag(store, &listing, indexed).await,
+        Work::Review(change) => match apply_user(store, &change.reviewed.clone(), &[change]).await? {
+            0 => Ok(Outcome::Stale),
+            _ => Ok(Outcome::Aggregated),
+        },
     }
-    match record.event_name.as_str() {
-        "REMOVE" => return Ok(Outcome::Skipped),
-        "INSERT" | "MODIFY" => {}
-        other => return Err(RecordError::Malformed(format!("unknown event name `{other}`"))),
-    }
-    let image = &record.change.new_image;
+}
+
+fn classify(record: &EventRecord) -> Result<Work, RecordError> {
+    let malformed = |what: String| RecordError::Malformed(what);
+    let Some(sequence_number) = record.change.sequence_number.clone() else {
+        return Err(malformed("no sequence number".into()));
+    };
+    let (image, inserted) = match record.event_name.as_str() {
+        "INSERT" => (&record.change.new_image, true),
+        "MODIFY" => (&record.change.new_image, false),
+        "REMOVE" => (&record.change.old_image, false),
+        other => return Err(malformed(format!("unknown event name `{other}`"))),
+    };
     let entity = match image.get(ENTITY_TYPE) {
         Some(serde_dynamo::AttributeValue::S(t)) => t.as_str(),
-        _ => return Err(malformed("new image without entityType")),
+        // Deletions of items that never had a type: nothing to do.
+        _ if record.event_name == "REMOVE" => return Ok(Work::Skip),
+        _ => return Err(malformed("image without entityType".into())),
     };
-    if entity == EntityType::Listing.as_str() {
-        let listing: ListingImage = serde_dynamo::from_item(image.clone())
-            .map_err(|e| RecordError::Malformed(format!("listing image: {e}")))?;
-        let indexed = image.contains_key(Index::Gsi2.pk());
-        return browse_flag(store, &listing, indexed).await;
+    if entity == EntityType::Listing.as_str() && record.event_name != "REMOVE" {
+        let listing: ListingImage =
+            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("listing image: {e}")))?;
+        return Ok(Work::Listing(listing, image.contains_key(Index::Gsi2.pk())));
     }
-    Ok(Outcome::Skipped)
+    if entity == EntityType::Review.as_str() && record.event_name != "MODIFY" {
+        let review: Review =
+            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("review image: {e}")))?;
+        if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
+            return Err(malformed(format!("review rating {} out of range", review.rating)));
+        }
+        return Ok(Work::Review(ReviewChange {
+            sequence_number,
+            review_id: review.review_id,
+            reviewed: review.reviewed_user_id,
+            rating: review.rating,
+            inserted,
+        }));
+    }
+    Ok(Work::Skip)
 }
 
 /// The fields of a listing image the browse flag depends on.
@@ -122,4 +259,161 @@ async fn browse_flag(store: &Store, listing: &ListingImage, indexed: bool) -> Re
         Err(e) if e.is_conditional_check_failed() => Ok(Outcome::Stale),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Applies review changes to their users' aggregates: one task per user,
+/// at most [`USERS_AT_ONCE`] at a time. Returns the writes sent and the
+/// sequence numbers of the records whose user could not be written.
+pub async fn aggregate_ratings(store: &Store, changes: Vec<ReviewChange>, request_id: &str) -> (usize, Vec<String>) {
+    let mut by_user: BTreeMap<UserId, Vec<ReviewChange>> = BTreeMap::new();
+    for change in changes {
+        by_user.entry(change.reviewed.clone()).or_default().push(change);
+    }
+    let every_record: Vec<String> = by_user.values().flatten().map(|c| c.sequence_number.clone()).collect();
+    let (mut writes, mut failed) = (0, Vec::new());
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut settle = |joined: Result<UserOutcome, tokio::task::JoinError>| match joined {
+        Ok((_, _, Ok(n))) => writes += n,
+        Ok((user, seqs, Err(e))) => {
+            store::log_json(
+                "ERROR",
+                serde_json::json!({ "requestId": request_id, "user": user, "error": e.to_string(), "records": seqs.len() }),
+            );
+            failed.extend(seqs);
+        }
+        // A task that did not finish: which of its records applied is
+        // unknown, so every review record is retried (the markers make
+        // that safe).
+        Err(e) => {
+            store::log_json("ERROR", serde_json::json!({ "requestId": request_id, "error": e.to_string() }));
+            failed.extend(every_record.iter().cloned());
+        }
+    };
+    for (user, changes) in by_user {
+        if tasks.len() >= USERS_AT_ONCE {
+            if let Some(joined) = tasks.join_next().await {
+                settle(joined);
+            }
+        }
+        let store = store.clone();
+        tasks.spawn(async move {
+            let seqs = changes.iter().map(|c| c.sequence_number.clone()).collect();
+            let result = apply_user(&store, &user, &changes).await;
+            (user.to_string(), seqs, result)
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        settle(joined);
+    }
+    failed.sort();
+    failed.dedup();
+    (writes, failed)
+}
+
+/// A user's name, its records' sequence numbers and what applying them did.
+type UserOutcome = (String, Vec<String>, Result<usize, StoreError>);
+
+/// A review's marker before and after this batch.
+type Transition = (ReviewId, Option<MarkerState>, MarkerState, u8);
+
+/// Applies one user's review changes (in stream order): reads their markers
+/// (consistently), works out which move and by how much the aggregates
+/// change, and writes both in one transaction conditioned on the markers as
+/// read. If another writer moved a marker in between, starts over. Returns
+/// the transactions sent (0 if nothing had to change).
+pub async fn apply_user(store: &Store, user: &UserId, changes: &[ReviewChange]) -> Result<usize, StoreError> {
+    let mut sent = 0;
+    for _ in 0..ATTEMPTS {
+        let transitions = plan(store, user, changes).await?;
+        if transitions.is_empty() {
+            return Ok(sent);
+        }
+        match write_transitions(store, user, &transitions).await {
+            Ok(n) => return Ok(sent + n),
+            Err((n, e)) if e.is_transaction_conflict() || e.failed_actions().any(|a| a.starts_with(MARKER)) => {
+                sent += n + 1;
+            }
+            Err((_, e)) if e.failed("user") => {
+                // Only a user that does not exist fails this: the reviews
+                // function never writes a review about one, so it can never
+                // succeed; leave it (and its markers) alone.
+                store::log_json(
+                    "ERROR",
+                    serde_json::json!({ "user": user.as_str(), "error": "reviewed user does not exist" }),
+                );
+                return Ok(sent);
+            }
+            Err((_, e)) => return Err(e),
+        }
+    }
+    Err(StoreError::Service { code: "Contended".into(), message: format!("markers of `{user}` kept moving") })
+}
+
+/// Action-name prefix of the marker transitions.
+const MARKER: &str = "marker ";
+
+/// The marker transitions `changes` make, from the markers stored now.
+async fn plan(store: &Store, user: &UserId, changes: &[ReviewChange]) -> Result<Vec<Transition>, StoreError> {
+    let mut ids: Vec<ReviewId> = changes.iter().map(|c| c.review_id).collect();
+    ids.sort();
+    ids.dedup();
+    let keys: Vec<_> = ids.iter().map(|id| keys::rating_marker::key(user, id)).collect();
+    let stored: Vec<RatingMarker> = store.batch_get(&keys, true).await?;
+    let before: HashMap<ReviewId, MarkerState> = stored.into_iter().map(|m| (m.review_id, m.state)).collect();
+    let mut now = before.clone();
+    let mut ratings = HashMap::new();
+    for c in changes {
+        ratings.insert(c.review_id, c.rating);
+        let next = match (now.get(&c.review_id), c.inserted) {
+            (None, true) => MarkerState::Counted,
+            (None, false) | (Some(MarkerState::Counted), false) => MarkerState::Removed,
+            // A replayed insert, or anything after a removal: no change.
+            (Some(_), _) => continue,
+        };
+        now.insert(c.review_id, next);
+    }
+    Ok(ids
+        .into_iter()
+        .filter_map(|id| {
+            let (from, to) = (before.get(&id).copied(), now.get(&id).copied()?);
+            (from != Some(to)).then(|| (id, from, to, ratings.get(&id).copied().unwrap_or(0)))
+        })
+        .collect())
+}
+
+/// Writes the transitions, at most [`MARKERS_PER_TRANSACTION`] per
+/// transaction, each with the aggregate change of its markers. On failure,
+/// also says how many transactions had committed.
+async fn write_transitions(
+    store: &Store,
+    user: &UserId,
+    transitions: &[Transition],
+) -> Result<usize, (usize, StoreError)> {
+    let mut sent = 0;
+    for chunk in transitions.chunks(MARKERS_PER_TRANSACTION) {
+        let mut tx = store.transaction();
+        let (mut sum, mut count) = (0i64, 0i64);
+        for (id, from, to, rating) in chunk {
+            let name = format!("{MARKER}{id}");
+            let marker = RatingMarker { review_id: *id, reviewed_user_id: user.clone(), state: *to };
+            let added = match from {
+                None => tx.put_new(name, &marker).map(|_| ()),
+                Some(_) => tx.update(name, &write::review::uncount(user, id)).map(|_| ()),
+            };
+            added.map_err(|e| (sent, e))?;
+            let sign = match (from, to) {
+                (None, MarkerState::Counted) => 1,
+                (Some(MarkerState::Counted), MarkerState::Removed) => -1,
+                _ => 0,
+            };
+            sum += sign * i64::from(*rating);
+            count += sign;
+        }
+        if sum != 0 || count != 0 {
+            tx.update("user", &write::user::add_ratings(user, sum, count)).map_err(|e| (sent, e))?;
+        }
+        tx.send().await.map_err(|e| (sent, e))?;
+        sent += 1;
+    }
+    Ok(sent)
 }

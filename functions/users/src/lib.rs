@@ -18,11 +18,13 @@ api::routes! {
     app: Deps;
     "POST /users" => sign_up,
     "GET /users" => find_by_email,
+    "GET /users/me" => get_me,
     "GET /users/{userId}" => get_user,
     "PATCH /users/{userId}" => update_user,
 }
 
-/// A user as the API shows it: the email only to the user and admins.
+/// A user as the API shows it. The public profile has no email and no
+/// `updatedAt`; the user's own view and an admin's have both.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Profile<'a> {
@@ -34,21 +36,23 @@ pub struct Profile<'a> {
     rating: Option<f64>,
     review_count: u32,
     created_at: &'a str,
-    updated_at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated_at: Option<&'a str>,
 }
 
-/// The view of `user` for `caller`.
+/// The view of `user` for `caller`: the full record for the user and
+/// admins, the public profile for anyone else (or nobody).
 pub fn profile<'a>(user: &'a User, caller: Option<&Caller>) -> Profile<'a> {
-    let show_email = caller.is_some_and(|c| c.is(&user.user_id) || c.admin);
+    let full = caller.is_some_and(|c| c.is(&user.user_id) || c.admin);
     Profile {
         user_id: &user.user_id,
         name: &user.name,
-        email: show_email.then_some(&user.email),
+        email: full.then_some(&user.email),
         role: user.role,
         rating: user.rating(),
         review_count: user.review_count,
         created_at: &user.created_at,
-        updated_at: &user.updated_at,
+        updated_at: full.then_some(user.updated_at.as_str()),
     }
 }
 
@@ -89,12 +93,19 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
     }
 }
 
-/// Marketplace AP1 / e-commerce AP6: a user's profile (any signed-in caller;
-/// the email only to the user or an admin). `GetItem USER#<userId> / #METADATA`.
+/// Marketplace AP1 / e-commerce AP6: a user's public profile (no token;
+/// never the email). `GetItem USER#<userId> / #METADATA`.
 async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    let caller = req.caller()?;
     let id: UserId = req.path("userId")?;
     let user = app.get_or_404::<User>(&keys::user::key(&id), || format!("user `{id}`")).await?;
+    Response::ok(&profile(&user, None))
+}
+
+/// The caller's own profile, with the email. `GetItem USER#<sub> / #METADATA`.
+async fn get_me(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let id = &caller.user_id;
+    let user = app.get_or_404::<User>(&keys::user::key(id), || format!("user `{id}` (sign up first)")).await?;
     Response::ok(&profile(&user, Some(&caller)))
 }
 

@@ -8,7 +8,8 @@ use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use keyschema::ids::UserId;
-use serde::de::DeserializeOwned;
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
 use crate::ApiError;
 
@@ -162,9 +163,11 @@ impl Request {
         self.only_query_params(&allowed)?;
         let limit = match self.event.query_string_parameters.first("limit") {
             None => 20,
-            Some(raw) => raw
-                .parse::<u16>()
-                .ok()
+            // Decimal digits only, as an integer is written: no sign, no
+            // leading zeros, no spaces.
+            Some(raw) => Some(raw)
+                .filter(|r| r.bytes().all(|b| b.is_ascii_digit()) && !r.starts_with('0'))
+                .and_then(|r| r.parse::<u16>().ok())
                 .filter(|l| (1..=100).contains(l))
                 .ok_or_else(|| ApiError::bad_request("limit must be an integer from 1 to 100"))?,
         };
@@ -177,8 +180,10 @@ impl Request {
         self.event.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// The JSON body as `T`. Types reject unknown fields; errors name the
-    /// offending field.
+    /// The JSON body as `T`. Types reject unknown fields; the body may not
+    /// name a member twice nor give any member as `null` (an optional field
+    /// is left out); a number with a zero fraction (`2.0`) is an integer, as
+    /// in JSON Schema. Errors name the offending field.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         let raw = self.event.body.as_deref().unwrap_or_default();
         let bytes = if self.event.is_base64_encoded {
@@ -193,19 +198,126 @@ impl Request {
             return Err(ApiError::bad_request("a JSON body is required"));
         }
         let de = &mut serde_json::Deserializer::from_slice(&bytes);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let what = match inner.classify() {
-                serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "malformed JSON".to_owned(),
-                _ => strip_position(&inner.to_string()),
-            };
-            if path == "." || path.is_empty() {
-                ApiError::bad_request(format!("invalid body: {what}"))
-            } else {
-                ApiError::bad_request(format!("invalid body: `{path}`: {what}"))
-            }
+        let Strict(value) = serde_path_to_error::deserialize(de).map_err(body_error)?;
+        if let Some(path) = null_member(&value, String::new()) {
+            return Err(ApiError::bad_request(format!(
+                "invalid body: `{path}`: must not be null (leave an optional field out)"
+            )));
+        }
+        serde_path_to_error::deserialize(value).map_err(body_error)
+    }
+}
+
+/// The 400 for a body that is not JSON or not a `T`.
+fn body_error(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    let what = match inner.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "malformed JSON".to_owned(),
+        _ => strip_position(&inner.to_string()),
+    };
+    if path == "." || path.is_empty() {
+        ApiError::bad_request(format!("invalid body: {what}"))
+    } else {
+        ApiError::bad_request(format!("invalid body: `{path}`: {what}"))
+    }
+}
+
+/// A JSON value read strictly: an object naming a member twice is an error
+/// (the typed structs refuse it too, so reading through a value keeps that),
+/// and a finite number with a zero fraction within 64 bits becomes an
+/// integer.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        // 2^64 and -2^63 are exact in f64; the casts below are exact within them.
+        Ok(if v.is_finite() && v.fract() == 0.0 && (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+            Value::from(v as u64)
+        } else if v.is_finite() && v.fract() == 0.0 && (-9_223_372_036_854_775_808.0..0.0).contains(&v) {
+            Value::from(v as i64)
+        } else {
+            Value::from(v)
         })
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if members.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+            }
+            let Strict(value) = map.next_value()?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// Where `value` holds a `null` inside an object or array, as a path such as
+/// `items[0].qty`.
+fn null_member(value: &Value, path: String) -> Option<String> {
+    let join = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    match value {
+        Value::Object(members) => members.iter().find_map(|(k, v)| match v {
+            Value::Null => Some(join(k)),
+            v => null_member(v, join(k)),
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| match v {
+            Value::Null => Some(format!("{path}[{i}]")),
+            v => null_member(v, format!("{path}[{i}]")),
+        }),
+        _ => None,
     }
 }
 
@@ -230,5 +342,50 @@ mod tests {
         assert!(groups_contain("admin", "admin"));
         assert!(!groups_contain("[administrators]", "admin"));
         assert!(!groups_contain("", "admin"));
+    }
+
+    fn with_body(body: &str) -> Request {
+        let mut event = ApiGatewayV2httpRequest::default();
+        event.body = Some(body.to_owned());
+        Request::from(event)
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        n: u32,
+        s: Option<String>,
+        list: Option<Vec<u8>>,
+    }
+
+    #[test]
+    fn bodies_are_read_as_the_contract_reads_them() {
+        let ok = |b: &str| with_body(b).json::<Body>().map_err(|e| e.message);
+        assert_eq!(ok(r#"{"n": 2.0}"#), Ok(Body { n: 2, s: None, list: None }), "2.0 is an integer");
+        assert_eq!(ok(r#"{"n": 2, "s": "x"}"#), Ok(Body { n: 2, s: Some("x".into()), list: None }));
+        assert!(ok(r#"{"n": 2.5}"#).unwrap_err().contains("`n`"));
+        assert!(ok(r#"{"n": 1e30}"#).unwrap_err().contains("`n`"));
+        assert!(ok(r#"{"n": 2, "s": null}"#).unwrap_err().contains("`s`: must not be null"));
+        assert!(ok(r#"{"n": 2, "list": [1, null]}"#).unwrap_err().contains("`list[1]`: must not be null"));
+        assert!(ok(r#"{"n": 2, "n": 3}"#).unwrap_err().contains("duplicate field `n`"));
+        assert!(ok(r#"{"n": 2, "x": 1}"#).unwrap_err().contains("unknown field `x`"));
+        assert!(ok(r#"{"n": "#).unwrap_err().contains("malformed JSON"));
+        assert!(ok("null").unwrap_err().contains("invalid body"));
+        assert!(ok(" ").unwrap_err().contains("body is required"));
+    }
+
+    #[test]
+    fn limit_is_written_as_an_integer() {
+        let limit = |raw: &str| {
+            let mut event = ApiGatewayV2httpRequest::default();
+            event.query_string_parameters =
+                std::collections::HashMap::from([("limit".to_owned(), raw.to_owned())]).into();
+            Request::from(event).page(&[]).map(|p| p.limit).map_err(|e| e.status)
+        };
+        assert_eq!(limit("5"), Ok(5));
+        assert_eq!(limit("100"), Ok(100));
+        for bad in ["0", "101", "+5", "05", " 5", "5 ", "1e1", "", "-1", "65541"] {
+            assert_eq!(limit(bad), Err(400), "{bad:?}");
+        }
     }
 }

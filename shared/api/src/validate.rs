@@ -4,8 +4,10 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer};
 
-/// Trimmed text of 1 to `MAX` characters without control characters (line
-/// breaks and tabs allowed). Deserializing validates it.
+/// Text of at most `MAX` characters as sent, without control characters
+/// other than line feed and tab, with at least one character that is not
+/// whitespace; kept trimmed. Deserializing validates it. These are exactly
+/// the strings the `Name` and `Description` patterns of openapi.yaml admit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Text<const MAX: usize>(String);
 
@@ -25,18 +27,19 @@ impl<const MAX: usize> Text<MAX> {
         self.0
     }
 
-    /// Validates `raw`.
+    /// Validates `raw` as sent (the bounds and characters count before
+    /// trimming, so what is accepted does not depend on where whitespace is)
+    /// and keeps it trimmed.
     pub fn parse(raw: &str) -> Result<Self, String> {
-        let text = raw.trim();
-        let len = text.chars().count();
-        if len == 0 {
-            return Err("must not be empty".to_owned());
+        if raw.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+            return Err("must not contain control characters".to_owned());
         }
-        if len > MAX {
+        if raw.chars().count() > MAX {
             return Err(format!("must be at most {MAX} characters"));
         }
-        if text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-            return Err("must not contain control characters".to_owned());
+        let text = raw.trim();
+        if text.is_empty() {
+            return Err("must not be empty".to_owned());
         }
         Ok(Text(text.to_owned()))
     }
@@ -61,11 +64,16 @@ mod tests {
 
     #[test]
     fn bounds_and_characters() {
-        assert_eq!(Text::<5>::parse("  abc ").unwrap().as_str(), "abc");
+        assert_eq!(Text::<6>::parse("  abc ").unwrap().as_str(), "abc");
+        assert!(Text::<5>::parse("  abc ").is_err(), "the length as sent");
         assert!(Text::<5>::parse("   ").is_err());
+        assert!(Text::<5>::parse("\u{3000}\u{a0}\n\t").is_err(), "whitespace only");
         assert!(Text::<5>::parse("abcdef").is_err());
         assert!(Text::<5>::parse("äöüßé").is_ok(), "characters, not bytes");
         assert!(Text::<50>::parse("a\u{0}b").is_err());
-        assert!(Text::<50>::parse("line\nbreak").is_ok());
+        assert!(Text::<50>::parse("abc\r").is_err(), "control characters even where trimmed");
+        assert!(Text::<50>::parse("\u{85}abc").is_err());
+        assert!(Text::<50>::parse("a\u{9f}").is_err());
+        assert!(Text::<50>::parse("line\nbreak\tand tab\n").is_ok());
     }
 }

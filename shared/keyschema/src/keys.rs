@@ -273,6 +273,16 @@ pub mod review {
     }
 }
 
+/// Rating marker: `USER#<reviewedUserId>` / `RATED#<reviewId>`, beside the
+/// review in the reviewed user's partition.
+pub mod rating_marker {
+    use super::*;
+    /// Primary key.
+    pub fn key(reviewed: &UserId, review: &ReviewId) -> Key {
+        Key::new(user_partition(reviewed), format!("RATED#{review}"))
+    }
+}
+
 /// Brand: `BRANDS` / `BRAND#<brandId>`.
 pub mod brand {
     use super::*;
@@ -399,6 +409,13 @@ pub(crate) mod tests {
             (user(), user(), ulid()).prop_map(|(r, a, id)| {
                 let id = ReviewId::from_ulid(id);
                 (review::item_keys(&r, &a, &id), vec![r.to_string(), a.to_string(), id.to_string()])
+            }),
+            (user(), ulid()).prop_map(|(u, r)| {
+                let r = ReviewId::from_ulid(r);
+                (
+                    ItemKeys::table_only(EntityType::RatingMarker, rating_marker::key(&u, &r)),
+                    vec![u.to_string(), r.to_string()],
+                )
             }),
             (user(), "[A-Za-z0-9_-]{1,64}").prop_map(|(u, k)| {
                 (ItemKeys::table_only(EntityType::Idempotency, idempotency::key(&u, &k)), vec![u.to_string(), k])

@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
 use crate::keys::{self, ItemKeys};
 use crate::schema::EntityType;
 
@@ -216,6 +216,12 @@ pub struct Order {
     pub lines: Vec<OrderLine>,
     /// The GSI3 shard (from the id and the shard count at placement).
     pub shard: u16,
+    /// The buyer's review of the seller, once written (delivered listing orders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer_review_id: Option<ReviewId>,
+    /// The seller's review of the buyer, once written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_review_id: Option<ReviewId>,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last change.
@@ -228,6 +234,25 @@ impl Entity for Order {
         // The shard recorded at placement, whatever the shard count is now.
         keys::order::item_keys(&self.order_id, &self.buyer_id, self.seller_id.as_ref(), self.status, 1)
             .with(crate::Index::Gsi3, keys::order::in_status_shard(self.status, self.shard, &self.order_id))
+    }
+}
+
+/// A party of an order, as a reviewer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Party {
+    /// The buyer (reviews the seller).
+    Buyer,
+    /// The seller (reviews the buyer).
+    Seller,
+}
+
+impl Order {
+    /// The review a party wrote about this order, if any.
+    pub fn review_by(&self, party: Party) -> Option<&ReviewId> {
+        match party {
+            Party::Buyer => self.buyer_review_id.as_ref(),
+            Party::Seller => self.seller_review_id.as_ref(),
+        }
     }
 }
 
@@ -259,8 +284,8 @@ impl Entity for OrderItem {
     }
 }
 
-/// Remembers an `Idempotency-Key`: the request it came with and the order
-/// it created.
+/// Remembers an `Idempotency-Key`: the request it came with and, for an
+/// order, the order it created.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IdempotencyRecord {
@@ -270,8 +295,9 @@ pub struct IdempotencyRecord {
     pub key: String,
     /// SHA-256 of the request, to refuse the key with another request.
     pub request_hash: String,
-    /// The order the first request created.
-    pub order_id: OrderId,
+    /// The order the first request created (order placements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<OrderId>,
     /// Epoch seconds after which DynamoDB's TTL deletes it.
     pub expires_at: u64,
 }
@@ -280,5 +306,82 @@ impl Entity for IdempotencyRecord {
     const TYPE: EntityType = EntityType::Idempotency;
     fn item_keys(&self) -> ItemKeys {
         ItemKeys::table_only(Self::TYPE, keys::idempotency::key(&self.caller_id, &self.key))
+    }
+}
+
+/// A review of one party of a delivered order by the other, stored in the
+/// reviewed user's partition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Review {
+    /// ULID id: sorts by creation time.
+    pub review_id: ReviewId,
+    /// Who is reviewed.
+    pub reviewed_user_id: UserId,
+    /// Who wrote it.
+    pub author_id: UserId,
+    /// The delivered order it is about.
+    pub order_id: OrderId,
+    /// 1 to 5.
+    pub rating: u8,
+    /// The text.
+    pub body: String,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+}
+
+impl Review {
+    /// The lowest rating.
+    pub const MIN_RATING: u8 = 1;
+    /// The highest rating.
+    pub const MAX_RATING: u8 = 5;
+    /// The longest body, in characters.
+    pub const MAX_BODY_CHARS: usize = 2000;
+}
+
+impl Entity for Review {
+    const TYPE: EntityType = EntityType::Review;
+    fn item_keys(&self) -> ItemKeys {
+        keys::review::item_keys(&self.reviewed_user_id, &self.author_id, &self.review_id)
+    }
+}
+
+/// Whether a review's rating is in its user's aggregates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkerState {
+    /// Counted in `ratingSum` and `reviewCount`.
+    Counted,
+    /// Not counted, for good: the review was removed (perhaps before its
+    /// insert was seen, when records arrive out of order).
+    Removed,
+}
+
+impl MarkerState {
+    /// The stored text.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MarkerState::Counted => "counted",
+            MarkerState::Removed => "removed",
+        }
+    }
+}
+
+/// The stream processor's record of one review's effect on the aggregates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RatingMarker {
+    /// The review.
+    pub review_id: ReviewId,
+    /// Whose aggregates.
+    pub reviewed_user_id: UserId,
+    /// Counted or removed.
+    pub state: MarkerState,
+}
+
+impl Entity for RatingMarker {
+    const TYPE: EntityType = EntityType::RatingMarker;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::rating_marker::key(&self.reviewed_user_id, &self.review_id))
     }
 }

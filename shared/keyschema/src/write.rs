@@ -9,7 +9,7 @@
 //! partition). The store renders a change into an `UpdateItem` or one
 //! action of a transaction; no function spells an index attribute.
 
-use crate::ids::{Email, ListingId, OrderId, ProductId, UserId};
+use crate::ids::{Email, ListingId, OrderId, ProductId, ReviewId, UserId};
 use crate::keys::{self, Key};
 use crate::model::{ListingStatus, Money, OrderStatus, Product};
 use crate::schema::{Index, PK};
@@ -33,6 +33,16 @@ pub mod attr {
     pub const EMAIL: &str = "email";
     /// A user's `role`.
     pub const ROLE: &str = "role";
+    /// A user's `ratingSum` (sum of the ratings counted).
+    pub const RATING_SUM: &str = "ratingSum";
+    /// A user's `reviewCount` (reviews counted).
+    pub const REVIEW_COUNT: &str = "reviewCount";
+    /// An order's `buyerReviewId`.
+    pub const BUYER_REVIEW_ID: &str = "buyerReviewId";
+    /// An order's `sellerReviewId`.
+    pub const SELLER_REVIEW_ID: &str = "sellerReviewId";
+    /// A rating marker's `state`.
+    pub const MARKER_STATE: &str = "state";
     /// An email guard's `userId`.
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
@@ -200,9 +210,48 @@ pub mod order {
     }
 }
 
+/// Reviews: "once per party per order" is the order's own condition.
+pub mod review {
+    use super::*;
+    use crate::model::Party;
+
+    /// Records on a delivered order that `party` reviewed it, only if the
+    /// order is still delivered and that party has not reviewed it yet. Put
+    /// in the same transaction as the review, so a second review by the
+    /// same party (even concurrent) fails as a whole.
+    pub fn record_on_order(order: &OrderId, party: Party, review: &ReviewId, now: &str) -> Change {
+        let field = match party {
+            Party::Buyer => attr::BUYER_REVIEW_ID,
+            Party::Seller => attr::SELLER_REVIEW_ID,
+        };
+        Change::of(keys::order::key(order), now)
+            .set(field, Value::s(review.to_string()))
+            .only_if(Cond::Eq(attr::STATUS, Value::s(OrderStatus::Delivered.as_str())))
+            .only_if(Cond::NotExists(field))
+    }
+
+    /// Moves a rating marker from counted to removed (the review was
+    /// deleted), only if it is still counted.
+    pub fn uncount(reviewed: &UserId, review: &ReviewId) -> Change {
+        use crate::model::MarkerState::{Counted, Removed};
+        Change::untimed(keys::rating_marker::key(reviewed, review))
+            .set(attr::MARKER_STATE, Value::s(Removed.as_str()))
+            .only_if(Cond::Eq(attr::MARKER_STATE, Value::s(Counted.as_str())))
+    }
+}
+
 /// Users: an email moves the GSI1 partition (`USER_EMAIL#<email>`).
 pub mod user {
     use super::*;
+
+    /// Adds to a user's rating aggregates (integer sum and count), only if
+    /// the user exists (never creates a partial user).
+    pub fn add_ratings(id: &UserId, sum: i64, count: i64) -> Change {
+        Change::untimed(keys::user::key(id))
+            .add(attr::RATING_SUM, sum)
+            .add(attr::REVIEW_COUNT, count)
+            .only_if(Cond::ItemExists)
+    }
 
     /// Changes a user's email, only if it is still `from` (the guard items
     /// move in the same transaction: see [`email_guard`]).

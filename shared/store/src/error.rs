@@ -99,6 +99,13 @@ impl StoreError {
             || matches!(self, StoreError::Service { code, .. } if code == "TransactionConflictException" || code == "TransactionInProgressException")
     }
 
+    /// Whether a transaction's `ClientRequestToken` was used within the last
+    /// 10 minutes with other actions (an idempotency key reused with another
+    /// request).
+    pub fn is_token_reused(&self) -> bool {
+        matches!(self, StoreError::Service { code, .. } if code == "IdempotentParameterMismatchException")
+    }
+
     /// Whether the table may answer differently if asked again shortly
     /// (throttling, unreachable, a conflicting transaction in flight).
     pub fn is_retryable(&self) -> bool {
@@ -142,13 +149,24 @@ where
                     "ProvisionedThroughputExceededException" | "ThrottlingException" | "RequestLimitExceeded" => {
                         StoreError::Throttled
                     }
+                    // DynamoDB's own failures, after the SDK's retries: the
+                    // caller may try again (503), it is not our bug (500).
+                    "InternalServerError" | "ServiceUnavailable" => {
+                        StoreError::Unavailable(format!("DynamoDB {}", e.code().unwrap_or_default()))
+                    }
+                    // No error code: the answer itself could not be read
+                    // (cut off, garbled). Whether a write applied is unknown.
+                    "" => StoreError::Unavailable(format!("unreadable answer: {}", e.message().unwrap_or_default())),
                     code => StoreError::Service {
                         code: code.to_owned(),
                         message: e.message().unwrap_or_default().to_owned(),
                     },
                 }
             }
-            SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => {
+            // Unreachable, timed out, or the connection cut while the answer
+            // was read: whether a write applied is unknown, so the caller
+            // retries (writes carry tokens or idempotency keys).
+            SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
                 StoreError::Unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(&err).to_string())
             }
             _ => StoreError::Service {

@@ -108,28 +108,39 @@ impl Store {
         out.item.map(item::from_item).transpose()
     }
 
-    /// `BatchGetItem` of up to 100 keys (eventually consistent); keys
-    /// DynamoDB leaves unprocessed are asked again, a bounded number of times.
-    pub async fn batch_get<T: DeserializeOwned>(&self, keys: &[Key]) -> Result<Vec<T>, StoreError> {
+    /// `BatchGetItem` of any number of keys (in requests of 100), in no
+    /// particular order; missing items are left out. Keys DynamoDB leaves
+    /// unprocessed are asked again after a growing pause, a bounded number
+    /// of times (then `Throttled`).
+    pub async fn batch_get<T: DeserializeOwned>(&self, keys: &[Key], consistent: bool) -> Result<Vec<T>, StoreError> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
-        let mut pending = KeysAndAttributes::builder()
-            .set_keys(Some(keys.iter().map(item::key_item).collect()))
-            .build()
-            .map_err(|e| StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() })?;
-        let mut found = Vec::new();
-        for _ in 0..5 {
-            let out = self.client.batch_get_item().request_items(self.table(), pending).send().await?;
-            if let Some(mut responses) = out.responses {
-                for item in responses.remove(self.table()).unwrap_or_default() {
-                    found.push(item::from_item(item)?);
+        let mut found = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(100) {
+            let mut pending = KeysAndAttributes::builder()
+                .set_keys(Some(chunk.iter().map(item::key_item).collect()))
+                .consistent_read(consistent)
+                .build()
+                .map_err(|e| StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() })?;
+            let mut attempt = 0u32;
+            loop {
+                let out = self.client.batch_get_item().request_items(self.table(), pending).send().await?;
+                if let Some(mut responses) = out.responses {
+                    for item in responses.remove(self.table()).unwrap_or_default() {
+                        found.push(item::from_item(item)?);
+                    }
                 }
-            }
-            match out.unprocessed_keys.and_then(|mut u| u.remove(self.table())) {
-                Some(rest) if !rest.keys.is_empty() => pending = rest,
-                _ => return Ok(found),
+                match out.unprocessed_keys.and_then(|mut u| u.remove(self.table())) {
+                    Some(rest) if !rest.keys.is_empty() => pending = rest,
+                    _ => break,
+                }
+                attempt += 1;
+                if attempt >= 5 {
+                    return Err(StoreError::Throttled);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20 << attempt)).await;
             }
         }
-        Err(StoreError::Throttled)
+        Ok(found)
     }
 
     /// `PutItem` that only creates: fails with `ConditionFailed` if an item

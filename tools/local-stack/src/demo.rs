@@ -4,7 +4,7 @@
 use keyschema::ids::{ListingId, ProductId};
 use keyschema::model::{
     Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus,
-    Product, User, UserRole,
+    Product, Review, User, UserRole,
 };
 use keyschema::time::{now_ms, rfc3339};
 use store::{item, Store, StoreError};
@@ -24,8 +24,19 @@ pub const LISTING_IDS: [&str; 3] =
 /// The demo order: bob bought alice's sold listing; pending.
 pub const ORDER_ID: &str = "01JF8Z7B000000000000000001";
 
-/// Demo users: `alice` sells, `bob` buys.
-pub const USERS: [(&str, &str, &str); 2] = [("alice", "Alice", "alice@example.com"), ("bob", "Bob", "bob@example.com")];
+/// A delivered demo order: bob bought erin's teapot and reviewed her;
+/// erin has not reviewed bob yet (the sample event does).
+pub const DELIVERED_ORDER_ID: &str = "01JF8Z7B000000000000000002";
+
+/// The teapot that order bought (sold).
+pub const DELIVERED_LISTING_ID: &str = "01JF8Z6A000000000000000004";
+
+/// Bob's review of erin, on the delivered order.
+pub const REVIEW_ID: &str = "01JF8Z8C000000000000000001";
+
+/// Demo users: `alice` and `erin` sell, `bob` buys.
+pub const USERS: [(&str, &str, &str); 3] =
+    [("alice", "Alice", "alice@example.com"), ("bob", "Bob", "bob@example.com"), ("erin", "Erin", "erin@example.com")];
 
 /// Writes the demo items (overwriting, so loading twice is harmless).
 pub async fn load(store: &Store) -> Result<usize, StoreError> {
@@ -65,7 +76,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         count += 1;
     }
     for (id, name, email) in USERS {
-        let role = if id == "alice" { UserRole::Both } else { UserRole::Buyer };
+        let role = if id == "bob" { UserRole::Buyer } else { UserRole::Both };
         let user = User {
             user_id: parse::<keyschema::ids::UserId>(id)?,
             name: name.into(),
@@ -121,6 +132,8 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         total: Money::from_cents(6500),
         lines: vec![OrderLine { item_id: LISTING_IDS[2].to_owned(), qty: 1 }],
         shard: keyschema::shard::order_shard(&order_id, keyschema::shard::DEFAULT_SHARD_COUNT),
+        buyer_review_id: None,
+        seller_review_id: None,
         created_at: now.clone(),
         updated_at: now.clone(),
     };
@@ -135,7 +148,61 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     };
     put(store, &order).await?;
     put(store, &item).await?;
-    Ok(count + 2)
+    Ok(count + 2 + load_delivered(store, &now).await?)
+}
+
+/// The delivered order, its teapot, and bob's review of erin.
+async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
+    let (alice, bob): (keyschema::ids::UserId, keyschema::ids::UserId) = (parse("erin")?, parse("bob")?);
+    let listing = Listing {
+        listing_id: parse(DELIVERED_LISTING_ID)?,
+        seller_id: alice.clone(),
+        title: "Teapot, celadon".into(),
+        price: Money::from_cents(4500),
+        category_id: parse("pottery")?,
+        description: None,
+        status: ListingStatus::Sold,
+        created_at: now.to_owned(),
+        updated_at: now.to_owned(),
+    };
+    let order_id = parse(DELIVERED_ORDER_ID)?;
+    let review = Review {
+        review_id: parse(REVIEW_ID)?,
+        reviewed_user_id: alice.clone(),
+        author_id: bob.clone(),
+        order_id,
+        rating: 5,
+        body: "Beautiful teapot, carefully packed.".into(),
+        created_at: now.to_owned(),
+    };
+    let order = Order {
+        order_id,
+        buyer_id: bob.clone(),
+        seller_id: Some(alice.clone()),
+        listing_id: Some(listing.listing_id),
+        status: OrderStatus::Delivered,
+        total: listing.price,
+        lines: vec![OrderLine { item_id: DELIVERED_LISTING_ID.to_owned(), qty: 1 }],
+        shard: keyschema::shard::order_shard(&order_id, keyschema::shard::DEFAULT_SHARD_COUNT),
+        buyer_review_id: Some(review.review_id),
+        seller_review_id: None,
+        created_at: now.to_owned(),
+        updated_at: now.to_owned(),
+    };
+    let item = OrderItem {
+        order_id,
+        item_id: DELIVERED_LISTING_ID.to_owned(),
+        name: listing.title.clone(),
+        qty: 1,
+        price: listing.price,
+        buyer_id: bob,
+        seller_id: Some(alice),
+    };
+    put(store, &listing).await?;
+    put(store, &order).await?;
+    put(store, &item).await?;
+    put(store, &review).await?;
+    Ok(4)
 }
 
 fn parse<T: std::str::FromStr<Err = keyschema::ids::IdError>>(s: &str) -> Result<T, StoreError> {

@@ -74,6 +74,9 @@ pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
         HttpFunction::new("ListingsFunction", listings::ROUTES, deps.clone(), |app, event| {
             Box::pin(async move { listings::handler(&app, event).await })
         }),
+        HttpFunction::new("ReviewsFunction", reviews::ROUTES, deps.clone(), |app, event| {
+            Box::pin(async move { reviews::handler(&app, event).await })
+        }),
         HttpFunction::new("OrdersFunction", orders::ROUTES, orders_app(deps), |app, event| {
             Box::pin(async move { orders::handler(&app, event).await })
         }),

@@ -80,7 +80,9 @@ pub fn verify(secret: &str, token: &str) -> Result<HashMap<String, String>, JwtE
     let claims = decode(p)?;
     let now = keyschema::time::now_ms() / 1000;
     let time = |name: &str| claims.get(name).and_then(Value::as_u64);
-    if time("exp").is_some_and(|exp| exp <= now) || time("nbf").is_some_and(|nbf| nbf > now) {
+    // A token without `exp` never expires: refused, as API Gateway's JWT
+    // authorizer refuses it.
+    if time("exp").is_none_or(|exp| exp <= now) || time("nbf").is_some_and(|nbf| nbf > now) {
         return Err(JwtError::Expired);
     }
     if !claims.get("sub").is_some_and(Value::is_string) {
@@ -119,5 +121,14 @@ mod tests {
         let none_alg = format!("{}.{}", URL_SAFE_NO_PAD.encode(br#"{"alg":"none"}"#), rest);
         assert_ne!(h, none_alg.split('.').next().unwrap());
         assert_eq!(verify("s", &none_alg), Err(JwtError::Algorithm));
+    }
+
+    #[test]
+    fn tokens_without_exp_are_refused() {
+        let claims = URL_SAFE_NO_PAD.encode(br#"{"sub":"alice"}"#);
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+        let input = format!("{header}.{claims}");
+        let sig = URL_SAFE_NO_PAD.encode(mac("s", &input).finalize().into_bytes());
+        assert_eq!(verify("s", &format!("{input}.{sig}")), Err(JwtError::Expired));
     }
 }

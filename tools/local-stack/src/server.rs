@@ -79,8 +79,13 @@ impl Gateway {
 
     async fn route(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
         let (parts, body) = req.into_parts();
-        let Some((route, params)) =
-            self.routes.iter().find_map(|r| r.matches(parts.method.as_str(), parts.uri.path()).map(|p| (r, p)))
+        // The most specific route wins, as in API Gateway: `/users/me`
+        // before `/users/{userId}`.
+        let Some((route, params)) = self
+            .routes
+            .iter()
+            .filter_map(|r| r.matches(parts.method.as_str(), parts.uri.path()).map(|p| (r, p)))
+            .min_by_key(|(_, params)| params.len())
         else {
             return message(StatusCode::NOT_FOUND, "Not Found");
         };

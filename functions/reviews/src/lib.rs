@@ -1,0 +1,167 @@
+//! Reviews function (marketplace AP10-11): once an order of a listing is
+//! delivered, its buyer reviews the seller and its seller the buyer, once
+//! each; reviews about a user (public, newest first) and by a user (the
+//! author or an admin); admin moderation. A review lives in the reviewed
+//! user's partition; the stream processor keeps that user's `ratingSum` and
+//! `reviewCount` from review inserts and removals.
+
+use std::fmt;
+
+use api::validate::Text;
+use api::{ApiError, Deps, Request, Response};
+use keyschema::access;
+use keyschema::ids::{OrderId, ReviewId, UserId};
+use keyschema::keys;
+use keyschema::model::{Order, OrderStatus, Party, Review};
+use keyschema::time::{now_ms, rfc3339};
+use keyschema::write::{self, Cond};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use store::item::from_item;
+
+api::routes! {
+    app: Deps;
+    "POST /orders/{orderId}/reviews" => write_review,
+    "GET /users/{userId}/reviews" => reviews_about,
+    "GET /users/{userId}/reviews/written" => reviews_written,
+    "DELETE /users/{userId}/reviews/{reviewId}" => moderate,
+}
+
+/// A rating: a JSON integer from 1 to 5 (not `4.5`, not `"5"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rating(u8);
+
+impl<'de> Deserialize<'de> for Rating {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RatingVisitor;
+        impl Visitor<'_> for RatingVisitor {
+            type Value = Rating;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "an integer from {} to {}", Review::MIN_RATING, Review::MAX_RATING)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rating, E> {
+                u8::try_from(v)
+                    .ok()
+                    .filter(|r| (Review::MIN_RATING..=Review::MAX_RATING).contains(r))
+                    .map(Rating)
+                    .ok_or_else(|| {
+                        E::custom(format!("must be an integer from {} to {}", Review::MIN_RATING, Review::MAX_RATING))
+                    })
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rating, E> {
+                self.visit_u64(u64::try_from(v).unwrap_or(0))
+            }
+        }
+        d.deserialize_any(RatingVisitor)
+    }
+}
+
+/// Body of `POST /orders/{orderId}/reviews`. Everything else (ids, author,
+/// the reviewed user, dates) is the server's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewReview {
+    rating: Rating,
+    body: Text<{ Review::MAX_BODY_CHARS }>,
+}
+
+/// Writes a review of the other party of a delivered listing order. One
+/// `TransactWriteItems`: the review put if absent, the order marked as
+/// reviewed by the caller's party only if still delivered and not yet
+/// reviewed by that party (so "once per party per order" holds under
+/// concurrency), and the reviewed user checked to exist.
+async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let order_id: OrderId = req.path("orderId")?;
+    let NewReview { rating, body } = req.json()?;
+    let order = app.get_or_404::<Order>(&keys::order::key(&order_id), || format!("order `{order_id}`")).await?;
+    let (party, reviewed) = if caller.is(&order.buyer_id) {
+        let seller = order.seller_id.clone().ok_or_else(|| {
+            ApiError::unprocessable(
+                "not_reviewable",
+                format!("order `{order_id}` is a catalog order: it has no seller to review"),
+            )
+        })?;
+        (Party::Buyer, seller)
+    } else if order.seller_id.as_ref().is_some_and(|s| caller.is(s)) {
+        (Party::Seller, order.buyer_id.clone())
+    } else {
+        return Err(ApiError::forbidden("only the buyer or the seller of an order may review it"));
+    };
+    check_reviewable(&order, party)?;
+    let now = rfc3339(now_ms());
+    let review = Review {
+        review_id: ReviewId::generate(),
+        reviewed_user_id: reviewed,
+        author_id: caller.user_id,
+        order_id,
+        rating: rating.0,
+        body: body.into_string(),
+        created_at: now.clone(),
+    };
+    let mut tx = app.store.transaction().with_token(review.review_id.to_string());
+    tx.put_new("review", &review)?;
+    tx.update("order", &write::review::record_on_order(&order_id, party, &review.review_id, &now))?;
+    tx.must_exist("reviewed user", &keys::user::key(&review.reviewed_user_id))?;
+    match tx.send().await {
+        Ok(()) => Response::created(&review),
+        Err(e) if e.failed("order") => {
+            let current = e.failed_item("order").cloned().map(from_item::<Order>).transpose()?;
+            match current {
+                Some(order) => check_reviewable(&order, party).and(Err(ApiError::conflict("order changed; retry"))),
+                None => Err(ApiError::not_found(format!("order `{order_id}` does not exist"))),
+            }
+        }
+        Err(e) if e.failed("reviewed user") => Err(ApiError::conflict(format!(
+            "user `{}` has not signed up, so there is no profile to review",
+            review.reviewed_user_id
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// 409 unless the order is delivered and `party` has not reviewed it yet.
+fn check_reviewable(order: &Order, party: Party) -> Result<(), ApiError> {
+    if order.status != OrderStatus::Delivered {
+        return Err(ApiError::conflict(format!(
+            "order `{}` is {}: reviews open once it is delivered",
+            order.order_id, order.status
+        )));
+    }
+    if order.review_by(party).is_some() {
+        return Err(ApiError::conflict(format!("you have already reviewed order `{}`", order.order_id)));
+    }
+    Ok(())
+}
+
+/// Marketplace AP10: reviews about a user, newest first (public).
+/// `Query pk = USER#<userId>, begins_with(sk, REVIEW#)`, descending.
+async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let user: UserId = req.path("userId")?;
+    app.list::<Review>(&access::reviews_about(&user), &req.page(&[])?).await
+}
+
+/// Marketplace AP11: reviews a user wrote, newest first (the author or an
+/// admin). `Query GSI1 gsi1pk = AUTHOR#<userId>, begins_with(gsi1sk, REVIEW#)`, descending.
+async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let author: UserId = req.path("userId")?;
+    caller.require_self_or_admin(&author)?;
+    app.list::<Review>(&access::reviews_by(&author), &req.page(&[])?).await
+}
+
+/// Admin moderation: deletes a review (204). The stream processor takes it
+/// out of the user's aggregates. A one-action transaction, for its token: an
+/// SDK retry of a delete that applied is not a false 404.
+async fn moderate(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let user: UserId = req.path("userId")?;
+    let id: ReviewId = req.path("reviewId")?;
+    let mut tx = app.store.transaction();
+    tx.delete("review", &keys::review::key(&user, &id), &[Cond::ItemExists])?;
+    match tx.send().await {
+        Ok(()) => Ok(Response { status: 204, body: String::new() }),
+        Err(e) if e.failed("review") => Err(ApiError::not_found(format!("user `{user}` has no review `{id}`"))),
+        Err(e) => Err(e.into()),
+    }
+}

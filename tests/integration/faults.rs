@@ -1,0 +1,142 @@
+//! Faults x operations: each operation meets each fault on the real client
+//! (throttled, DynamoDB 500, connection refused, answer lost after the
+//! write applied, connection cut while the answer is read). The caller gets
+//! a success, a 503 (retryable) or a clear 4xx, never a bare 500; after the
+//! caller's retry (same `Idempotency-Key`) or Lambda's redelivery, no order,
+//! stock unit or browse flag is lost or doubled. Prints the table the README
+//! quotes.
+
+use integration_tests::faults::{Fault, Faults};
+use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, As, Reply, TestTable};
+use serde_json::json;
+
+const SHARDS: u16 = 10;
+const PRODUCT: &str = local_stack::demo::PRODUCT_IDS[1]; // stock 15
+
+/// The SDK makes 3 attempts: a fault that does not apply is met on all of
+/// them (so the caller sees it); one that applies is met once.
+fn plan(faults: &Faults, operation: &str, fault: Fault) {
+    faults.inject(operation, fault, if fault.applied() { 1 } else { 3 });
+}
+
+fn place() -> integration_tests::Req {
+    req("POST /orders")
+        .by(As::User("fault-buyer"))
+        .header("Idempotency-Key", "fault-order")
+        .json(json!({ "items": [{ "productId": PRODUCT, "qty": 2 }] }))
+}
+
+async fn stock(t: &TestTable) -> i64 {
+    catalog(&t.deps, req("GET /products/{productId}").path("productId", PRODUCT)).await.body["stockLevel"]
+        .as_i64()
+        .unwrap()
+}
+
+async fn orders_of_buyer(t: &TestTable) -> Vec<String> {
+    orders(&t.deps, SHARDS, req("GET /buyers/{buyerId}/orders").path("buyerId", "fault-buyer").by(As::Admin))
+        .await
+        .item_field("orderId")
+}
+
+fn outcome(r: &Reply) -> String {
+    match r.status {
+        s @ 200..=299 => format!("{s}"),
+        503 => "503, retried: ok".to_owned(),
+        s => format!("{s} {}", r.error_code()),
+    }
+}
+
+/// One cell: what the caller first saw, after checking the invariants.
+async fn cell(fault: Fault, operation: &'static str) -> String {
+    let (t, faults) = TestTable::with_faults().await;
+    match operation {
+        "place order" => {
+            plan(&faults, "TransactWriteItems", fault);
+            let first = orders(&t.deps, SHARDS, place()).await;
+            assert_ne!(first.status, 500, "{fault:?} {operation}: {:?}", first.body);
+            let retry = orders(&t.deps, SHARDS, place()).await;
+            assert_eq!(retry.status, 201, "{fault:?} {operation} retry: {:?}", retry.body);
+            if first.status == 201 {
+                assert_eq!(first.body["orderId"], retry.body["orderId"]);
+            }
+            assert_eq!(orders_of_buyer(&t).await.len(), 1, "{fault:?}: exactly one order");
+            assert_eq!(stock(&t).await, 13, "{fault:?}: stock taken once");
+            outcome(&first)
+        }
+        "change stock" => {
+            let change = || {
+                req("POST /products/{productId}/stock")
+                    .path("productId", PRODUCT)
+                    .by(As::Admin)
+                    .header("Idempotency-Key", "restock-1")
+                    .json(json!({ "delta": 5 }))
+            };
+            plan(&faults, "TransactWriteItems", fault);
+            let first = catalog(&t.deps, change()).await;
+            assert_ne!(first.status, 500, "{fault:?} {operation}: {:?}", first.body);
+            let retry = catalog(&t.deps, change()).await;
+            assert_eq!(retry.status, 200, "{fault:?} {operation} retry: {:?}", retry.body);
+            assert_eq!(stock(&t).await, 20, "{fault:?}: added once");
+            outcome(&first)
+        }
+        "cancel order" => {
+            let placed = orders(&t.deps, SHARDS, place()).await;
+            let id = placed.body["orderId"].as_str().unwrap().to_owned();
+            let cancel = || {
+                req("PATCH /orders/{orderId}")
+                    .path("orderId", &id)
+                    .by(As::User("fault-buyer"))
+                    .json(json!({ "status": "cancelled" }))
+            };
+            plan(&faults, "TransactWriteItems", fault);
+            let first = orders(&t.deps, SHARDS, cancel()).await;
+            assert_ne!(first.status, 500, "{fault:?} {operation}: {:?}", first.body);
+            let retry = orders(&t.deps, SHARDS, cancel()).await;
+            assert_eq!((retry.status, &retry.body["status"]), (200, &json!("cancelled")), "{fault:?} retry");
+            assert_eq!(stock(&t).await, 15, "{fault:?}: given back once");
+            outcome(&first)
+        }
+        _ => {
+            let created = listings(
+                &t.deps,
+                req("POST /listings")
+                    .by(As::User("alice"))
+                    .json(json!({ "title": "Lamp", "price": 9, "categoryId": "books" })),
+            )
+            .await;
+            let id = created.body["listingId"].as_str().unwrap().to_owned();
+            let records = stream_records(&t).await;
+            plan(&faults, "UpdateItem", fault);
+            let failed = process_stream(&t, records.clone()).await;
+            let first = if failed.is_empty() { "processed".to_owned() } else { "reported, redelivered: ok".to_owned() };
+            if !failed.is_empty() {
+                let from = records.iter().position(|r| failed.contains(r.change.sequence_number.as_ref().unwrap()));
+                assert!(process_stream(&t, records[from.unwrap()..].to_vec()).await.is_empty());
+            }
+            let browse =
+                listings(&t.deps, req("GET /categories/{categoryId}/listings").path("categoryId", "books")).await;
+            let shown = browse.item_field("listingId").iter().filter(|l| **l == id).count();
+            assert_eq!(shown, 1, "{fault:?}: the listing is browsable exactly once");
+            first
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_operation_survives_every_fault() {
+    const OPERATIONS: [&str; 4] = ["place order", "change stock", "cancel order", "stream batch"];
+    let mut tasks = tokio::task::JoinSet::new();
+    for fault in Fault::ALL {
+        for operation in OPERATIONS {
+            tasks.spawn(async move { ((fault, operation), cell(fault, operation).await) });
+        }
+    }
+    let mut table: Vec<((Fault, &str), String)> = tasks.join_all().await;
+    table.sort_by_key(|((f, o), _)| (Fault::ALL.iter().position(|x| x == f), OPERATIONS.iter().position(|x| x == o)));
+    println!("| fault | {} |", OPERATIONS.join(" | "));
+    println!("|---|---|---|---|---|");
+    for row in table.chunks(OPERATIONS.len()) {
+        let cells: Vec<&str> = row.iter().map(|(_, outcome)| outcome.as_str()).collect();
+        println!("| {:?} | {} |", row[0].0 .0, cells.join(" | "));
+    }
+}
