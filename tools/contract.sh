@@ -20,6 +20,10 @@
 #     dropped when that query has a single page.
 #   - Idempotency-Key: a key already sent with another body is replaced by a
 #     fresh one (reusing it would rightly be a 422).
+#   - references a schema cannot express: a new product or listing names a
+#     brand and category that exist (the demo's acme / pottery; a missing one
+#     is a 400 naming it), and a date range has from <= to (an inverted one
+#     is a 400).
 #
 # The runs write to the API they are given (they create brands, products,
 # listings and orders and change the demo users): point it at a stack whose
@@ -102,6 +106,14 @@ def before_call(context, case, kwargs):
                 del query["cursor"]
             else:
                 query["cursor"] = cursor
+    body = case.body
+    if case.method == "POST" and case.path in ("/products", "/listings") and isinstance(body, dict):
+        if "brandId" in body:
+            body["brandId"] = "acme"
+        if "categoryId" in body:
+            body["categoryId"] = "pottery"
+    if query and "from" in query and "to" in query and str(query["from"]) > str(query["to"]):
+        query["from"], query["to"] = query["to"], query["from"]
     headers = case.headers
     if headers is not None and "Idempotency-Key" in headers:
         body = json.dumps(case.body, sort_keys=True, default=str)

@@ -282,3 +282,30 @@ async fn the_status_fan_out_pages_at_one_hundred_shards_and_five_statuses() {
     assert_eq!(seen, want, "every order once, newest first");
     assert_eq!(pages, 6);
 }
+
+/// Item 8: a retry with the same `Idempotency-Key` gets the first answer,
+/// marked as replayed; a first attempt that failed keeps nothing, so its
+/// retry runs again.
+#[tokio::test]
+async fn replayed_answers_are_marked_and_failures_are_not_kept() {
+    let t = TestTable::with_demo_data().await;
+    let body = json!({ "items": [{ "productId": local_stack::demo::PRODUCT_IDS[1], "qty": 20 }] });
+    let refused = orders(&t.deps, SHARDS, place("bob", "replay-me", body.clone())).await;
+    assert_eq!(refused.status, 409, "only 15 in stock: {:?}", refused.body);
+    catalog(&t.deps, stock_change(local_stack::demo::PRODUCT_IDS[1], 10)).await;
+    let first = orders(&t.deps, SHARDS, place("bob", "replay-me", body.clone())).await;
+    assert_eq!((first.status, first.replayed), (201, false), "the failed attempt was not kept: {:?}", first.body);
+    let again = orders(&t.deps, SHARDS, place("bob", "replay-me", body)).await;
+    assert_eq!((again.status, again.replayed), (201, true));
+    assert_eq!(again.body["orderId"], first.body["orderId"]);
+
+    let keyed = || stock_change(local_stack::demo::PRODUCT_IDS[0], 5).header("Idempotency-Key", "restock-7");
+    let once = catalog(&t.deps, keyed()).await;
+    let twice = catalog(&t.deps, keyed()).await;
+    assert_eq!((once.status, once.replayed, &once.body["stockLevel"]), (200, false, &json!(125)));
+    assert_eq!((twice.status, twice.replayed, &twice.body["stockLevel"]), (200, true, &json!(125)), "applied once");
+    let other =
+        catalog(&t.deps, stock_change(local_stack::demo::PRODUCT_IDS[0], 6).header("Idempotency-Key", "restock-7"))
+            .await;
+    assert_eq!((other.status, other.error_code()), (422, "idempotency_key_reused"));
+}

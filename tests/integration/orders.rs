@@ -276,7 +276,7 @@ async fn placement_validation() {
         assert_eq!(r.status, status, "{body}: {:?}", r.body);
     }
     let own = orders(&t.deps, SHARDS, place("alice", "own", json!({ "listingId": L1 }))).await;
-    assert_eq!(own.status, 400, "sellers cannot buy their own listing");
+    assert_eq!(own.status, 403, "sellers cannot buy their own listing (a valid request the caller may not make)");
     let too_many: Vec<_> =
         (0..26).map(|i| json!({ "productId": OrderId::generate().to_string(), "qty": 1 + i % 2 })).collect();
     assert_eq!(orders(&t.deps, SHARDS, place("bob", "many", json!({ "items": too_many }))).await.status, 400);

@@ -121,7 +121,7 @@ async fn parties_review_each_other_once_after_delivery() {
     .await;
     let id = catalog_order.body["orderId"].as_str().unwrap();
     let r = reviews(&t, review_of(id, "bob", good.clone())).await;
-    assert_eq!((r.status, r.error_code()), (422, "not_reviewable"), "{:?}", r.body);
+    assert_eq!((r.status, r.error_code()), (409, "conflict"), "{:?}", r.body);
     assert!(r.body["error"]["message"].as_str().unwrap().contains("catalog order"));
     let missing = reviews(&t, review_of(&OrderId::from_ulid(Ulid::from_parts(1, 1)).to_string(), "bob", good)).await;
     assert_eq!(missing.status, 404);

@@ -186,6 +186,8 @@ pub struct Reply {
     pub status: u16,
     /// The body (`Null` if empty).
     pub body: Value,
+    /// Marked as a replayed answer (`idempotency-replayed: true`).
+    pub replayed: bool,
 }
 
 impl Reply {
@@ -195,7 +197,8 @@ impl Reply {
             Some(Body::Text(t)) => serde_json::from_str(&t).expect("JSON body"),
             _ => Value::Null,
         };
-        Reply { status: u16::try_from(resp.status_code).expect("status"), body }
+        let replayed = resp.headers.get(api::REPLAYED_HEADER).is_some_and(|v| v == "true");
+        Reply { status: u16::try_from(resp.status_code).expect("status"), body, replayed }
     }
 
     /// The `items` of a list answer.

@@ -197,7 +197,7 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
             let first = e.failed_item("idempotency").cloned().map(from_item::<IdempotencyRecord>).transpose()?;
             match (first, record) {
                 (Some(first), Some(record)) if first.request_hash == record.request_hash => {
-                    Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?)
+                    Ok(Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?)?.replayed())
                 }
                 _ => Err(ApiError::unprocessable(
                     "idempotency_key_reused",

@@ -64,10 +64,17 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     let page = req.page(&["status", "from", "to"])?;
     let status = req.query::<OrderStatus>("status")?;
     let (from, to) = (time_param(&req, "from")?, time_param(&req, "to")?);
+    if let (Some(from), Some(to)) = (from, to) {
+        if from > to {
+            return Err(ApiError::bad_request("from must not be after to"));
+        }
+    }
     // An open end is the end of ULID time, not "now": the range (and so
-    // the cursor's scope) must be the same on every page.
-    let (low, high) = ulid_bounds(from.unwrap_or(0), to.unwrap_or(u64::MAX))
-        .ok_or_else(|| ApiError::bad_request("from must be before to"))?;
+    // the cursor's scope) must be the same on every page. An empty range
+    // (from = to, or to at the epoch) is an empty page.
+    let Some((low, high)) = ulid_bounds(from.unwrap_or(0), to.unwrap_or(u64::MAX)) else {
+        return Response::ok(&ListBody::<Order> { items: Vec::new(), next_cursor: None });
+    };
     let statuses = status.map_or_else(|| OrderStatus::ALL.to_vec(), |s| vec![s]);
     let partitions: Vec<(OrderStatus, u16)> =
         statuses.iter().flat_map(|s| (0..app.shards).map(move |shard| (*s, shard))).collect();

@@ -139,7 +139,7 @@ async fn replay(app: &App, record: &IdempotencyRecord, hash: &str) -> Result<Res
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
     let order = app.store.get_consistent::<Order>(&keys::order::key(&order_id)).await?;
-    Response::created(&order.ok_or_else(no_order)?)
+    Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
 }
 
 fn new_order(
@@ -218,7 +218,7 @@ async fn place_listing(
         return Err(ApiError::conflict(format!("listing `{id}` is not for sale ({})", listing.status)).into());
     }
     if &listing.seller_id == buyer {
-        return Err(ApiError::bad_request("you cannot buy your own listing").into());
+        return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
     let line = OrderLine { item_id: id.to_string(), qty: 1 };
     let order = new_order(app, record, buyer, Some(&listing), vec![line], listing.price)?;

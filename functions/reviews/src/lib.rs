@@ -77,10 +77,7 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let order = app.get_or_404::<Order>(&keys::order::key(&order_id), || format!("order `{order_id}`")).await?;
     let (party, reviewed) = if caller.is(&order.buyer_id) {
         let seller = order.seller_id.clone().ok_or_else(|| {
-            ApiError::unprocessable(
-                "not_reviewable",
-                format!("order `{order_id}` is a catalog order: it has no seller to review"),
-            )
+            ApiError::conflict(format!("order `{order_id}` is a catalog order: it has no seller to review"))
         })?;
         (Party::Buyer, seller)
     } else if order.seller_id.as_ref().is_some_and(|s| caller.is(s)) {
@@ -160,7 +157,7 @@ async fn moderate(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let mut tx = app.store.transaction();
     tx.delete("review", &keys::review::key(&user, &id), &[Cond::ItemExists])?;
     match tx.send().await {
-        Ok(()) => Ok(Response { status: 204, body: String::new() }),
+        Ok(()) => Ok(Response::no_content()),
         Err(e) if e.failed("review") => Err(ApiError::not_found(format!("user `{user}` has no review `{id}`"))),
         Err(e) => Err(e.into()),
     }

@@ -23,7 +23,7 @@ pub use cursor::CursorKey;
 pub use error::ApiError;
 pub use lambda_runtime;
 pub use request::{groups_contain, Caller, PageParams, Request, ADMIN_GROUP, GROUPS_CLAIM, MAX_BODY_BYTES, SUB_CLAIM};
-pub use response::{to_event, ListBody, Response};
+pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
 
 /// What every handler needs: the table and the cursor key. Built once per
 /// process in `main`; cheap to clone.

@@ -138,9 +138,14 @@ impl Request {
         T: FromStr,
         T::Err: Display,
     {
-        match self.event.query_string_parameters.first(name) {
+        // API Gateway joins a repeated parameter's values with commas, and
+        // the event type splits them again: joined back, a value that
+        // contains a comma reads whole.
+        match self.event.query_string_parameters.all(name) {
             None => Ok(None),
-            Some(raw) => raw.parse().map(Some).map_err(|e| ApiError::bad_request(format!("{name}: {e}"))),
+            Some(values) => {
+                values.join(",").parse().map(Some).map_err(|e| ApiError::bad_request(format!("{name}: {e}")))
+            }
         }
     }
 

@@ -14,13 +14,35 @@ pub struct Response {
     pub status: u16,
     /// JSON body (empty for 204).
     pub body: String,
+    /// Extra headers (`content-type` is always `application/json`).
+    pub headers: Vec<(&'static str, &'static str)>,
 }
+
+/// Header on an answer replayed for a repeated `Idempotency-Key`: the
+/// request was not carried out again.
+pub const REPLAYED_HEADER: &str = "idempotency-replayed";
 
 impl Response {
     /// `status` with `value` as JSON.
     pub fn json<T: Serialize>(status: u16, value: &T) -> Result<Self, ApiError> {
         let body = serde_json::to_string(value).map_err(ApiError::internal)?;
-        Ok(Response { status, body })
+        Ok(Response { status, body, headers: Vec::new() })
+    }
+
+    /// 204, no body.
+    pub fn no_content() -> Self {
+        Response { status: 204, body: String::new(), headers: Vec::new() }
+    }
+
+    /// The same answer with one more header.
+    pub fn with_header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The same answer, marked as replayed for a repeated `Idempotency-Key`.
+    pub fn replayed(self) -> Self {
+        self.with_header(REPLAYED_HEADER, "true")
     }
 
     /// 200 with `value`.
@@ -46,13 +68,16 @@ pub struct ListBody<T> {
 
 /// Converts a handler's outcome into the event API Gateway expects.
 pub fn to_event(outcome: Result<Response, ApiError>) -> ApiGatewayV2httpResponse {
-    let (status, body) = match outcome {
-        Ok(r) => (r.status, r.body),
-        Err(e) => (e.status, e.body()),
+    let (status, body, headers) = match outcome {
+        Ok(r) => (r.status, r.body, r.headers),
+        Err(e) => (e.status, e.body(), Vec::new()),
     };
     let mut resp = ApiGatewayV2httpResponse::default();
     resp.status_code = i64::from(status);
     resp.headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in headers {
+        resp.headers.insert(name, HeaderValue::from_static(value));
+    }
     if !body.is_empty() {
         resp.body = Some(Body::Text(body));
     }
