@@ -1,6 +1,7 @@
 //! Faults x operations: each operation meets each fault on the real client
-//! (throttled, DynamoDB 500, connection refused, answer lost after the
-//! write applied, connection cut while the answer is read). The caller gets
+//! (throttled, DynamoDB 500, connection refused, no answer until the
+//! operation times out, answer lost after the write applied, connection cut
+//! while the answer is read). The caller gets
 //! a success, a 503 (retryable) or a clear 4xx, never a bare 500; after the
 //! caller's retry (same `Idempotency-Key`) or Lambda's redelivery, no order,
 //! stock unit or browse flag is lost or doubled. Prints the table the README
@@ -14,9 +15,11 @@ const SHARDS: u16 = 10;
 const PRODUCT: &str = local_stack::demo::PRODUCT_IDS[1]; // stock 15
 
 /// The SDK makes 3 attempts: a fault that does not apply is met on all of
-/// them (so the caller sees it); one that applies is met once.
+/// them (so the caller sees it); one that applies is met once, and so is a
+/// timeout (it uses up the whole operation's time).
 fn plan(faults: &Faults, operation: &str, fault: Fault) {
-    faults.inject(operation, fault, if fault.applied() { 1 } else { 3 });
+    let times = if fault.applied() || fault == Fault::TimedOut { 1 } else { 3 };
+    faults.inject(operation, fault, times);
 }
 
 fn place() -> integration_tests::Req {

@@ -26,6 +26,9 @@ pub enum Fault {
     ServerError,
     /// Not applied: the connection is refused (nothing listens there).
     Unreachable,
+    /// Not applied: the connection is accepted and never answered, so the
+    /// client's operation timeout (5 s) ends the call.
+    TimedOut,
     /// Applied, but the connection is cut while the answer is read (the
     /// body arrives truncated).
     CutAfterApply,
@@ -33,8 +36,14 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 5] =
-        [Fault::Throttled, Fault::ServerError, Fault::Unreachable, Fault::AnswerLost, Fault::CutAfterApply];
+    pub const ALL: [Fault; 6] = [
+        Fault::Throttled,
+        Fault::ServerError,
+        Fault::Unreachable,
+        Fault::TimedOut,
+        Fault::AnswerLost,
+        Fault::CutAfterApply,
+    ];
 
     /// Whether DynamoDB applied the request.
     pub fn applied(self) -> bool {
@@ -45,7 +54,7 @@ impl Fault {
         match self {
             Fault::Throttled => Some((400, "ThrottlingException")),
             Fault::AnswerLost | Fault::ServerError => Some((500, "InternalServerError")),
-            Fault::Unreachable | Fault::CutAfterApply => None,
+            Fault::Unreachable | Fault::TimedOut | Fault::CutAfterApply => None,
         }
     }
 }
@@ -63,6 +72,23 @@ struct ThisAttempt(Option<Fault>);
 
 impl Storable for ThisAttempt {
     type Storer = StoreReplace<Self>;
+}
+
+/// A loopback listener that accepts connections and never answers (each
+/// connection is held open), started once per test process.
+fn black_hole() -> std::net::SocketAddr {
+    static ADDR: std::sync::OnceLock<std::net::SocketAddr> = std::sync::OnceLock::new();
+    *ADDR.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for conn in listener.incoming().flatten() {
+                held.push(conn);
+            }
+        });
+        addr
+    })
 }
 
 /// Planned faults, shared with the client it is installed on.
@@ -117,6 +143,7 @@ impl Intercept for Faults {
             }
             // Port 1 on loopback: connection refused.
             Some(Fault::Unreachable) => request.set_uri("http://127.0.0.1:1/")?,
+            Some(Fault::TimedOut) => request.set_uri(format!("http://{}/", black_hole()))?,
             _ => {}
         }
         Ok(())
