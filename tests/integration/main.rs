@@ -7,6 +7,7 @@ mod faults;
 mod hardening;
 mod listings;
 mod local_stack_http;
+mod messages;
 mod orders;
 mod reviews;
 mod stream;

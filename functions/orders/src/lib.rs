@@ -6,11 +6,12 @@
 mod ops;
 mod place;
 
+use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
 use keyschema::access;
-use keyschema::ids::{OrderId, ProductId, UserId};
+use keyschema::ids::{MessageId, OrderId, ProductId, UserId};
 use keyschema::keys;
-use keyschema::model::{ListingStatus, Order, OrderItem, OrderStatus, Product};
+use keyschema::model::{ListingStatus, Order, OrderItem, OrderMessage, OrderStatus, Product};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
 use serde::Deserialize;
@@ -57,6 +58,8 @@ api::routes! {
     "GET /orders/{orderId}/items/{itemId}" => order_item,
     "GET /buyers/{buyerId}/orders" => buyer_orders,
     "GET /sellers/{sellerId}/orders" => seller_orders,
+    "POST /orders/{orderId}/messages" => post_message,
+    "GET /orders/{orderId}/messages" => order_messages,
 }
 
 /// 403 unless the caller is the buyer, the seller or an admin.
@@ -129,6 +132,62 @@ async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     caller.require_self_or_admin(&seller)?;
     app.list::<Order>(&access::seller_orders(&seller), &req.page(&[])?).await
+}
+
+/// Body of `POST /orders/{orderId}/messages`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewMessage {
+    body: Text<{ OrderMessage::MAX_BODY_CHARS }>,
+}
+
+/// Beyond the seeds: a message from one party of a listing order to the
+/// other. `GetItem` of the order (its parties), then `PutItem
+/// ORDER#<orderId> / MESSAGE#<messageId>` if absent. The message carries
+/// the parties, so reading messages needs no read of the order.
+async fn post_message(app: &App, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let id: OrderId = req.path("orderId")?;
+    let NewMessage { body } = req.json()?;
+    let order = load_order(app, &id).await?;
+    let is_party = caller.is(&order.buyer_id) || order.seller_id.as_ref().is_some_and(|s| caller.is(s));
+    if !is_party {
+        return Err(ApiError::forbidden("only the buyer or the seller may write on an order"));
+    }
+    let seller = order
+        .seller_id
+        .clone()
+        .ok_or_else(|| ApiError::conflict(format!("order `{id}` is a catalog order: it has no seller to write to")))?;
+    let message = OrderMessage {
+        message_id: MessageId::generate(),
+        order_id: id,
+        author_id: caller.user_id,
+        body: body.into_string(),
+        buyer_id: order.buyer_id,
+        seller_id: seller,
+        created_at: rfc3339(now_ms()),
+    };
+    app.store.put_new(&message).await?;
+    Response::created(&message)
+}
+
+/// Beyond the seeds: the messages of an order, oldest first (the buyer, the
+/// seller or an admin). `Query pk = ORDER#<orderId>, begins_with(sk,
+/// MESSAGE#)`; authorized by the parties each message carries. Only an empty
+/// first page reads the order too, to tell 404 and 403 from "no messages".
+async fn order_messages(app: &App, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let id: OrderId = req.path("orderId")?;
+    let page = req.page(&[])?;
+    let (items, next_cursor) = app.page::<OrderMessage>(&access::order_messages(&id), &page).await?;
+    match items.first() {
+        Some(first) => require_party(&caller, &first.buyer_id, Some(&first.seller_id))?,
+        None => {
+            let order = load_order(app, &id).await?;
+            require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
+        }
+    }
+    Response::ok(&api::ListBody { items, next_cursor })
 }
 
 /// Body of `PATCH /orders/{orderId}`.

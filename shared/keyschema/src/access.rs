@@ -160,6 +160,12 @@ pub fn order_items(id: &OrderId) -> KeyQuery {
     KeyQuery::new(Index::Table, order::partition(id), keys::order_item::PREFIX)
 }
 
+/// Beyond the seeds: the messages of an order, oldest first.
+/// `pk = ORDER#<orderId> AND begins_with(sk, MESSAGE#)`.
+pub fn order_messages(id: &OrderId) -> KeyQuery {
+    KeyQuery::new(Index::Table, order::partition(id), keys::order_message::PREFIX)
+}
+
 /// E-commerce AP3/AP7/AP8: one shard of a status, newest first, optionally
 /// limited to a ULID range (from [`crate::time::ulid_bounds`]). One query per
 /// shard; the reader fans out over `0..shard_count` and merges by id.
@@ -453,6 +459,14 @@ pub const PATTERNS: &[Pattern] = &[
         "GET /users/{userId}/reviews/written",
     ),
     p(
+        "beyond AP3",
+        "messages of an order, oldest first",
+        "Query",
+        EntityType::OrderMessage,
+        || Query(order_messages(&OrderId::from_ulid(su("R")))),
+        "GET /orders/{orderId}/messages",
+    ),
+    p(
         "e-commerce AP3",
         "orders by status, newest first",
         "Query x shards",
@@ -544,6 +558,7 @@ mod tests {
             ("marketplace AP11", reviews_by(&u), EntityType::Review),
             ("e-commerce AP3", orders_by_status_shard(OrderStatus::Pending, 3, None), EntityType::Order),
             ("e-commerce AP4", order_items(&o), EntityType::OrderItem),
+            ("beyond AP3", order_messages(&o), EntityType::OrderMessage),
             ("e-commerce AP8", orders_by_status_shard(OrderStatus::Pending, 3, Some((o, o))), EntityType::Order),
         ]
     }

@@ -143,6 +143,11 @@ ulid_id!(
     "reviewId"
 );
 ulid_id!(
+    /// A message between the parties of an order.
+    MessageId,
+    "messageId"
+);
+ulid_id!(
     /// A catalog product.
     ProductId,
     "productId"

@@ -2,7 +2,7 @@
 //! follows its entity's template in [`crate::schema::ENTITIES`]; the tests
 //! check that they do, and that keys parse back into the ids they came from.
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use crate::schema::{EntityType, Index};
 use crate::values::{ListingStatus, OrderStatus};
 
@@ -241,6 +241,17 @@ pub mod order_item {
     }
 }
 
+/// Order message: `ORDER#<orderId>` / `MESSAGE#<messageId>`.
+pub mod order_message {
+    use super::*;
+    /// Prefix of message sort keys in the order's partition.
+    pub const PREFIX: &str = "MESSAGE#";
+    /// Primary key.
+    pub fn key(order: &OrderId, id: &MessageId) -> Key {
+        Key::new(order::partition(order), format!("{PREFIX}{id}"))
+    }
+}
+
 /// Idempotency record: `IDEMPOTENCY#<callerId>#<key>` / `#IDEMPOTENCY`.
 pub mod idempotency {
     use super::*;
@@ -409,6 +420,13 @@ pub(crate) mod tests {
             (user(), user(), ulid()).prop_map(|(r, a, id)| {
                 let id = ReviewId::from_ulid(id);
                 (review::item_keys(&r, &a, &id), vec![r.to_string(), a.to_string(), id.to_string()])
+            }),
+            (ulid(), ulid()).prop_map(|(o, m)| {
+                let (o, m) = (OrderId::from_ulid(o), MessageId::from_ulid(m));
+                (
+                    ItemKeys::table_only(EntityType::OrderMessage, order_message::key(&o, &m)),
+                    vec![o.to_string(), m.to_string()],
+                )
             }),
             (user(), ulid()).prop_map(|(u, r)| {
                 let r = ReviewId::from_ulid(r);

@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use crate::keys::{self, ItemKeys};
 use crate::schema::EntityType;
 
@@ -383,5 +383,39 @@ impl Entity for RatingMarker {
     const TYPE: EntityType = EntityType::RatingMarker;
     fn item_keys(&self) -> ItemKeys {
         ItemKeys::table_only(Self::TYPE, keys::rating_marker::key(&self.reviewed_user_id, &self.review_id))
+    }
+}
+
+/// A message between the buyer and the seller of an order, in the order's
+/// partition. It carries the parties, so reading messages needs no read of
+/// the order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderMessage {
+    /// ULID id: sorts by creation time.
+    pub message_id: MessageId,
+    /// The order.
+    pub order_id: OrderId,
+    /// Who wrote it (the buyer or the seller).
+    pub author_id: UserId,
+    /// The text.
+    pub body: String,
+    /// The order's buyer.
+    pub buyer_id: UserId,
+    /// The order's seller.
+    pub seller_id: UserId,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+}
+
+impl OrderMessage {
+    /// The longest body, in characters.
+    pub const MAX_BODY_CHARS: usize = 2000;
+}
+
+impl Entity for OrderMessage {
+    const TYPE: EntityType = EntityType::OrderMessage;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::order_message::key(&self.order_id, &self.message_id))
     }
 }

@@ -100,6 +100,8 @@ pub enum EntityType {
     Product,
     /// Remembers an `Idempotency-Key` and the order it created (expires by TTL).
     Idempotency,
+    /// A message between the buyer and the seller of an order.
+    OrderMessage,
     /// Records that one review's rating is counted in (or removed from) its
     /// user's aggregates: what makes the stream processor exactly once.
     RatingMarker,
@@ -120,6 +122,7 @@ impl EntityType {
             EntityType::Product => "Product",
             EntityType::Idempotency => "Idempotency",
             EntityType::RatingMarker => "RatingMarker",
+            EntityType::OrderMessage => "OrderMessage",
         }
     }
 }
@@ -184,6 +187,7 @@ pub const ENTITIES: &[EntitySchema] = &[
     entity(EntityType::Brand, [t("BRANDS", "BRAND#<brandId>"), None, None, None], ""),
     entity(EntityType::Category, [t("CATEGORIES", "CATEGORY#<categoryId>"), None, None, None], ""),
     entity(EntityType::Product, [t("PRODUCT#<productId>", "#METADATA"), t("BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"), t("CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"), None], ""),
+    entity(EntityType::OrderMessage, [t("ORDER#<orderId>", "MESSAGE#<messageId>"), None, None, None], "in the order's own partition, beside its items; carries the parties"),
     entity(EntityType::RatingMarker, [t("USER#<reviewedUserId>", "RATED#<reviewId>"), None, None, None], "written by the stream processor in the transaction that changes the user's rating sum and count; state counted or removed"),
     entity(EntityType::Idempotency, [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None], "written in the order's transaction; expires (TTL expiresAt) after 24 h"),
 ];
@@ -239,7 +243,7 @@ mod tests {
             assert!(ENTITIES[i + 1..].iter().all(|o| o.entity != e.entity));
             assert_eq!(schema_of(e.entity).entity, e.entity);
         }
-        assert_eq!(ENTITIES.len(), 11);
+        assert_eq!(ENTITIES.len(), 12);
     }
 
     /// No key pair of one entity can be read as another's on the same index.

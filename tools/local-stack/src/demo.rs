@@ -3,8 +3,8 @@
 
 use keyschema::ids::{ListingId, ProductId};
 use keyschema::model::{
-    Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus,
-    Product, Review, User, UserRole,
+    Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderMessage,
+    OrderStatus, Product, Review, User, UserRole,
 };
 use keyschema::time::{now_ms, rfc3339};
 use store::{item, Store, StoreError};
@@ -202,7 +202,17 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
     put(store, &order).await?;
     put(store, &item).await?;
     put(store, &review).await?;
-    Ok(4)
+    let message = OrderMessage {
+        message_id: parse("01JF8Z9D000000000000000001")?,
+        order_id,
+        author_id: review.author_id.clone(),
+        body: "Arrived safely, thank you!".into(),
+        buyer_id: review.author_id.clone(),
+        seller_id: review.reviewed_user_id.clone(),
+        created_at: now.to_owned(),
+    };
+    put(store, &message).await?;
+    Ok(5)
 }
 
 fn parse<T: std::str::FromStr<Err = keyschema::ids::IdError>>(s: &str) -> Result<T, StoreError> {
