@@ -100,13 +100,7 @@ async fn cell(fault: Fault, operation: &'static str) -> String {
             outcome(&first)
         }
         _ => {
-            let created = listings(
-                &t.deps,
-                req("POST /listings")
-                    .by(As::User("alice"))
-                    .json(json!({ "title": "Lamp", "price": 9, "categoryId": "books" })),
-            )
-            .await;
+            let created = listings(&t.deps, integration_tests::new_listing("Lamp")).await;
             let id = created.body["listingId"].as_str().unwrap().to_owned();
             let records = stream_records(&t).await;
             plan(&faults, "UpdateItem", fault);

@@ -3,7 +3,9 @@
 //! with an open-ended range; retries of writes that already committed).
 
 use integration_tests::faults::Fault;
-use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, users, As, Req, TestTable};
+use integration_tests::{
+    catalog, listings, new_listing, orders, process_stream, req, stream_records, users, As, Req, TestTable,
+};
 use serde_json::json;
 
 const SHARDS: u16 = 10;
@@ -16,11 +18,6 @@ fn place(buyer: &'static str, key: &str, body: serde_json::Value) -> Req {
 /// `POST /products/{productId}/stock` by an admin.
 fn stock_change(product: &str, delta: i64) -> Req {
     req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({ "delta": delta }))
-}
-
-/// `POST /listings` by alice: `title` at 12 in books.
-fn new_listing(title: &str) -> Req {
-    req("POST /listings").by(As::User("alice")).json(json!({ "title": title, "price": 12, "categoryId": "books" }))
 }
 
 /// `PATCH /orders/{orderId}` to `status`, by `who`.

@@ -93,6 +93,11 @@ pub struct Req {
     headers: Vec<(String, String)>,
 }
 
+/// `POST /listings` by the demo seller alice: `title` at 12 in books.
+pub fn new_listing(title: &str) -> Req {
+    req("POST /listings").by(As::User("alice")).json(json!({ "title": title, "price": 12, "categoryId": "books" }))
+}
+
 /// Starts a request for a route key such as `GET /products/{productId}`.
 pub fn req(route: &str) -> Req {
     Req {

@@ -8,7 +8,7 @@ mod place;
 
 use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
-use keyschema::access;
+use keyschema::access::{self, KeyQuery};
 use keyschema::ids::{MessageId, OrderId, ProductId, UserId};
 use keyschema::keys;
 use keyschema::model::{ListingStatus, Order, OrderItem, OrderMessage, OrderStatus, Product};
@@ -90,15 +90,51 @@ async fn get_order(app: &App, req: Request) -> Result<Response, ApiError> {
 /// E-commerce AP4: the items of an order (each item carries the parties).
 /// `Query pk = ORDER#<orderId>, begins_with(sk, ITEM#)`.
 async fn order_items(app: &App, req: Request) -> Result<Response, ApiError> {
+    party_page::<OrderItem>(app, req, access::order_items).await
+}
+
+/// Items and messages of an order carry its parties, so a page of them is
+/// authorized without reading the order.
+trait OfParties {
+    /// The buyer and, for listing orders, the seller.
+    fn parties(&self) -> (&UserId, Option<&UserId>);
+}
+
+impl OfParties for OrderItem {
+    fn parties(&self) -> (&UserId, Option<&UserId>) {
+        (&self.buyer_id, self.seller_id.as_ref())
+    }
+}
+
+impl OfParties for OrderMessage {
+    fn parties(&self) -> (&UserId, Option<&UserId>) {
+        (&self.buyer_id, Some(&self.seller_id))
+    }
+}
+
+/// One page of a query in an order's partition, for its buyer, seller or an
+/// admin: authorized by the parties its first entry carries. Only an empty
+/// first page also reads the order (404 if it does not exist, 403 for a
+/// stranger), so a page is one `Query`.
+async fn party_page<T>(app: &App, req: Request, query: fn(&OrderId) -> KeyQuery) -> Result<Response, ApiError>
+where
+    T: OfParties + serde::de::DeserializeOwned + serde::Serialize,
+{
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let page = req.page(&[])?;
-    let (items, next_cursor) = app.page::<OrderItem>(&access::order_items(&id), &page).await?;
+    let (items, next_cursor) = app.page::<T>(&query(&id), &page).await?;
     match items.first() {
-        None if page.cursor.is_none() => Err(ApiError::not_found(format!("order `{id}` does not exist"))),
-        Some(first) => require_party(&caller, &first.buyer_id, first.seller_id.as_ref()),
-        None => Ok(()),
-    }?;
+        Some(first) => {
+            let (buyer, seller) = first.parties();
+            require_party(&caller, buyer, seller)?;
+        }
+        None if page.cursor.is_none() => {
+            let order = load_order(app, &id).await?;
+            require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
+        }
+        None => {}
+    }
     Response::ok(&api::ListBody { items, next_cursor })
 }
 
@@ -172,22 +208,9 @@ async fn post_message(app: &App, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Beyond the seeds: the messages of an order, oldest first (the buyer, the
-/// seller or an admin). `Query pk = ORDER#<orderId>, begins_with(sk,
-/// MESSAGE#)`; authorized by the parties each message carries. Only an empty
-/// first page reads the order too, to tell 404 and 403 from "no messages".
+/// seller or an admin). `Query pk = ORDER#<orderId>, begins_with(sk, MESSAGE#)`.
 async fn order_messages(app: &App, req: Request) -> Result<Response, ApiError> {
-    let caller = req.caller()?;
-    let id: OrderId = req.path("orderId")?;
-    let page = req.page(&[])?;
-    let (items, next_cursor) = app.page::<OrderMessage>(&access::order_messages(&id), &page).await?;
-    match items.first() {
-        Some(first) => require_party(&caller, &first.buyer_id, Some(&first.seller_id))?,
-        None => {
-            let order = load_order(app, &id).await?;
-            require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
-        }
-    }
-    Response::ok(&api::ListBody { items, next_cursor })
+    party_page::<OrderMessage>(app, req, access::order_messages).await
 }
 
 /// Body of `PATCH /orders/{orderId}`.

@@ -5,8 +5,6 @@
 //! user's partition; the stream processor keeps that user's `ratingSum` and
 //! `reviewCount` from review inserts and removals.
 
-use std::fmt;
-
 use api::validate::Text;
 use api::{ApiError, Deps, Request, Response};
 use keyschema::access;
@@ -15,7 +13,7 @@ use keyschema::keys;
 use keyschema::model::{Order, OrderStatus, Party, Review};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write::{self, Cond};
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use store::item::from_item;
 
@@ -33,26 +31,11 @@ struct Rating(u8);
 
 impl<'de> Deserialize<'de> for Rating {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct RatingVisitor;
-        impl Visitor<'_> for RatingVisitor {
-            type Value = Rating;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "an integer from {} to {}", Review::MIN_RATING, Review::MAX_RATING)
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rating, E> {
-                u8::try_from(v)
-                    .ok()
-                    .filter(|r| (Review::MIN_RATING..=Review::MAX_RATING).contains(r))
-                    .map(Rating)
-                    .ok_or_else(|| {
-                        E::custom(format!("must be an integer from {} to {}", Review::MIN_RATING, Review::MAX_RATING))
-                    })
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rating, E> {
-                self.visit_u64(u64::try_from(v).unwrap_or(0))
-            }
-        }
-        d.deserialize_any(RatingVisitor)
+        let range = Review::MIN_RATING..=Review::MAX_RATING;
+        let out_of_range =
+            || de::Error::custom(format!("must be an integer from {} to {}", range.start(), range.end()));
+        let n = u64::deserialize(d).map_err(|_| out_of_range())?;
+        u8::try_from(n).ok().filter(|r| range.contains(r)).map(Rating).ok_or_else(out_of_range)
     }
 }
 
