@@ -22,8 +22,8 @@
 #     fresh one (reusing it would rightly be a 422).
 #   - references a schema cannot express: a new product or listing names a
 #     brand and category that exist (the demo's acme / pottery; a missing one
-#     is a 400 naming it), and a date range has from <= to (an inverted one
-#     is a 400).
+#     is a 400 naming it), a date range has from <= to and a price range
+#     minPrice <= maxPrice with sort=price (otherwise 400).
 #
 # The runs write to the API they are given (they create brands, products,
 # listings and orders and change the demo users): point it at a stack whose
@@ -114,6 +114,10 @@ def before_call(context, case, kwargs):
             body["categoryId"] = "pottery"
     if query and "from" in query and "to" in query and str(query["from"]) > str(query["to"]):
         query["from"], query["to"] = query["to"], query["from"]
+    if query and ("minPrice" in query or "maxPrice" in query):
+        query["sort"] = "price"
+        if "minPrice" in query and "maxPrice" in query and float(query["minPrice"]) > float(query["maxPrice"]):
+            query["minPrice"], query["maxPrice"] = query["maxPrice"], query["minPrice"]
     headers = case.headers
     if headers is not None and "Idempotency-Key" in headers:
         body = json.dumps(case.body, sort_keys=True, default=str)

@@ -9,6 +9,7 @@ mod listings;
 mod local_stack_http;
 mod messages;
 mod orders;
+mod price;
 mod reviews;
 mod stream;
 mod template;

@@ -123,7 +123,7 @@ fn policies_grant_only_used_indexes_and_no_scan() {
     let expected: Vec<(&str, BTreeSet<&str>)> = vec![
         ("CatalogFunction", ["GSI1", "GSI2"].into()),
         ("UsersFunction", ["GSI1"].into()),
-        ("ListingsFunction", ["GSI1", "GSI2"].into()),
+        ("ListingsFunction", ["GSI1", "GSI2", "GSI3"].into()),
         ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
         ("ReviewsFunction", ["GSI1"].into()),
         ("StreamProcessorFunction", [].into()),

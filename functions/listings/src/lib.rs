@@ -159,8 +159,36 @@ async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
 /// Marketplace AP6: a category's active listings, newest first (public).
 /// The sparse GSI2 holds only active listings.
 /// `Query GSI2 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, LISTING#)`, descending.
+///
+/// Beyond the seeds, `?sort=price[&minPrice=][&maxPrice=]`: cheapest first,
+/// bounds inclusive, on the sparse GSI3 of active listings by price.
+/// `Query GSI3 gsi3pk = PRICE#<categoryId>, gsi3sk BETWEEN LISTING#<min>#
+/// AND LISTING#<max>#~` (prices in zero-padded cents).
 async fn category_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let category: CategoryId = req.path("categoryId")?;
-    let page = req.page(&[])?;
-    app.list::<Listing>(&access::category_listings(&category), &page).await
+    let page = req.page(&["sort", "minPrice", "maxPrice"])?;
+    let (min, max) = (price_param(&req, "minPrice")?, price_param(&req, "maxPrice")?);
+    let query = match req.query::<String>("sort")?.as_deref() {
+        None if min.is_none() && max.is_none() => access::category_listings(&category),
+        None => return Err(ApiError::bad_request("minPrice and maxPrice go with sort=price")),
+        Some("price") => {
+            let (min, max) = (min.unwrap_or_default(), max.unwrap_or(Money::MAX));
+            if min > max {
+                return Err(ApiError::bad_request("minPrice must not be above maxPrice"));
+            }
+            access::listings_by_price(&category, min, max)
+        }
+        Some(_) => return Err(ApiError::bad_request("sort: must be `price` (leave it out for newest first)")),
+    };
+    app.list::<Listing>(&query, &page).await
+}
+
+/// A price query parameter: a JSON number such as `12` or `12.5`, 0 to 1000000.
+fn price_param(req: &Request, name: &str) -> Result<Option<Money>, ApiError> {
+    match req.query::<String>(name)? {
+        None => Ok(None),
+        Some(raw) => serde_json::from_str::<Money>(&raw).map(Some).map_err(|_| {
+            ApiError::bad_request(format!("{name}: must be an amount from 0 to 1000000 with at most two decimals"))
+        }),
+    }
 }

@@ -1,8 +1,9 @@
 //! The table's stream processor (NEW_AND_OLD_IMAGES).
 //!
 //! **Sparse-index flags.** An active listing carries its GSI2 keys
-//! (`CATEGORY#<categoryId>` / `LISTING#<listingId>`), a sold or removed one
-//! does not. The write that takes a listing out of `active` drops them
+//! (`CATEGORY#<categoryId>` / `LISTING#<listingId>`) and its GSI3 price keys
+//! (`PRICE#<categoryId>` / `LISTING#<cents>#<listingId>`), a sold or removed
+//! one neither; a price change moves the GSI3 key. The write that takes a listing out of `active` drops them
 //! itself; here they are added to active listings and drift is repaired.
 //! Each decision is a conditional write on the listing's *current* state,
 //! not on the record's: a replayed, duplicated or reordered record (a stale
@@ -34,7 +35,7 @@ use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use keyschema::ids::{CategoryId, ListingId, ReviewId, UserId};
 use keyschema::keys;
-use keyschema::model::{ListingStatus, MarkerState, RatingMarker, Review};
+use keyschema::model::{ListingStatus, MarkerState, Money, RatingMarker, Review};
 use keyschema::schema::{EntityType, Index, ENTITY_TYPE};
 use keyschema::write;
 use lambda_runtime::LambdaEvent;
@@ -213,7 +214,13 @@ fn classify(record: &EventRecord) -> Result<Work, RecordError> {
     if entity == EntityType::Listing.as_str() && record.event_name != "REMOVE" {
         let listing: ListingImage =
             serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("listing image: {e}")))?;
-        return Ok(Work::Listing(listing, image.contains_key(Index::Gsi2.pk())));
+        // Indexed right: in GSI2, and in GSI3 at the price it has now.
+        let price_key = keys::listing::by_price(&listing.category_id, listing.price, &listing.listing_id).sk;
+        let indexed_right = image.contains_key(Index::Gsi2.pk())
+            && matches!(image.get(Index::Gsi3.sk()), Some(serde_dynamo::AttributeValue::S(sk)) if *sk == price_key);
+        let indexed_at_all = image.contains_key(Index::Gsi2.pk()) || image.contains_key(Index::Gsi3.pk());
+        let indexed = if listing.status == ListingStatus::Active { indexed_right } else { indexed_at_all };
+        return Ok(Work::Listing(listing, indexed));
     }
     if entity == EntityType::Review.as_str() && record.event_name != "MODIFY" {
         let review: Review =
@@ -239,6 +246,7 @@ struct ListingImage {
     listing_id: ListingId,
     category_id: CategoryId,
     status: ListingStatus,
+    price: Money,
 }
 
 /// Sets or removes a listing's GSI2 keys so that exactly the active
@@ -249,7 +257,8 @@ async fn browse_flag(store: &Store, listing: &ListingImage, indexed: bool) -> Re
     let active = listing.status == ListingStatus::Active;
     let (change, outcome) = match (active, indexed) {
         (true, false) => {
-            (write::listing::index_for_browse(&listing.listing_id, &listing.category_id), Outcome::Indexed)
+            let change = write::listing::index_for_browse(&listing.listing_id, &listing.category_id, listing.price);
+            (change, Outcome::Indexed)
         }
         (false, true) => (write::listing::unindex_for_browse(&listing.listing_id), Outcome::Unindexed),
         _ => return Ok(Outcome::Skipped),

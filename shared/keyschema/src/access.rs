@@ -6,7 +6,7 @@
 use crate::ids::{BrandId, CategoryId, Email, OrderId, UserId};
 use crate::keys::{self, brand, category, listing, order, product, review, ItemKeys, Key};
 use crate::schema::{EntityType, Index};
-use crate::values::{ListingStatus, OrderStatus};
+use crate::values::{ListingStatus, Money, OrderStatus};
 
 /// A condition on the sort key of a query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +128,18 @@ pub fn category_listings(category: &CategoryId) -> KeyQuery {
     KeyQuery::new(Index::Gsi2, keys::category_partition(category), listing::PREFIX).newest_first()
 }
 
+/// Beyond the seeds: a category's active listings, cheapest first, with
+/// inclusive price bounds (sparse GSI3, price in zero-padded cents).
+/// `GSI3: gsi3pk = PRICE#<categoryId> AND gsi3sk BETWEEN LISTING#<min>#
+/// AND LISTING#<max>#~`.
+pub fn listings_by_price(category: &CategoryId, min: Money, max: Money) -> KeyQuery {
+    let mut q = KeyQuery::new(Index::Gsi3, listing::price_partition(category), listing::PREFIX);
+    // `~` sorts after every ULID character: the high bound takes every
+    // listing priced exactly `max`.
+    q.sk = SortKey::Between(listing::price_prefix(min), format!("{}~", listing::price_prefix(max)));
+    q
+}
+
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first.
 /// `GSI1: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
 pub fn buyer_orders(buyer: &UserId) -> KeyQuery {
@@ -235,6 +247,8 @@ pub mod samples {
         ("0000000000000000000000000P", "<productId>"),
         ("0000000000000000000000000K", "<listingId>"),
         ("0000000000000000000000000R", "<orderId>"),
+        ("0000001200", "<minCents>"),
+        ("0000003400", "<maxCents>"),
         ("STATUS#pending#7", "STATUS#<status>#<shard>"),
         ("LISTING#active#", "LISTING#<status>#"),
     ];
@@ -419,6 +433,14 @@ pub const PATTERNS: &[Pattern] = &[
         "GET /categories/{categoryId}/listings",
     ),
     p(
+        "beyond AP2",
+        "active listings of a category by price, cheapest first",
+        "Query",
+        EntityType::Listing,
+        || Query(listings_by_price(&sc(), Money::from_cents(1200), Money::from_cents(3400))),
+        "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
+    ),
+    p(
         "marketplace AP7, e-commerce AP1",
         "order by id",
         "GetItem",
@@ -552,6 +574,7 @@ mod tests {
             ("marketplace AP4", seller_listings(&u, None), EntityType::Listing),
             ("marketplace AP5", seller_listings(&u, Some(ListingStatus::Active)), EntityType::Listing),
             ("marketplace AP6", category_listings(&c), EntityType::Listing),
+            ("beyond AP2", listings_by_price(&c, Money::from_cents(0), Money::MAX), EntityType::Listing),
             ("marketplace AP8, e-commerce AP2", buyer_orders(&u), EntityType::Order),
             ("marketplace AP9", seller_orders(&u), EntityType::Order),
             ("marketplace AP10", reviews_about(&u), EntityType::Review),
@@ -613,7 +636,7 @@ mod tests {
             let pid = crate::ids::ProductId::from_ulid(ulid::Ulid::from_parts(1, l));
             let lid = crate::ids::ListingId::from_ulid(ulid::Ulid::from_parts(1, l));
             let product = crate::keys::product::item_keys(&pid, &brand, &c);
-            let listing = crate::keys::listing::browse_keys(&lid, &u, ListingStatus::Active, &c);
+            let listing = crate::keys::listing::browse_keys(&lid, &u, ListingStatus::Active, &c, crate::values::Money::from_cents(2800));
             prop_assert!(products_by_category(&c).selects(&product));
             prop_assert!(!products_by_category(&c).selects(&listing));
             prop_assert!(category_listings(&c).selects(&listing));

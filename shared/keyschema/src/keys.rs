@@ -4,7 +4,7 @@
 
 use crate::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use crate::schema::{EntityType, Index};
-use crate::values::{ListingStatus, OrderStatus};
+use crate::values::{ListingStatus, Money, OrderStatus};
 
 /// A key pair on one index.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -158,12 +158,31 @@ pub mod listing {
     pub fn item_keys(id: &ListingId, seller: &UserId, status: ListingStatus) -> ItemKeys {
         ItemKeys::table_only(EntityType::Listing, key(id)).with(Index::Gsi1, by_seller(seller, status, id))
     }
-    /// All keys of a listing once the stream processor has caught up: GSI2
-    /// only while active.
-    pub fn browse_keys(id: &ListingId, seller: &UserId, status: ListingStatus, category: &CategoryId) -> ItemKeys {
+    /// GSI3 partition of a category's active listings ordered by price.
+    pub fn price_partition(category: &CategoryId) -> String {
+        format!("PRICE#{category}")
+    }
+    /// Prefix of the GSI3 sort key of a listing priced `price`: the cents,
+    /// zero-padded to 10 digits, so string order is numeric order.
+    pub fn price_prefix(price: Money) -> String {
+        format!("{PREFIX}{:010}#", price.cents())
+    }
+    /// GSI3 key: a category's active listings, cheapest first.
+    pub fn by_price(category: &CategoryId, price: Money, id: &ListingId) -> Key {
+        Key::new(price_partition(category), format!("{}{id}", price_prefix(price)))
+    }
+    /// All keys of a listing once the stream processor has caught up: the
+    /// browse keys (GSI2 by age, GSI3 by price) only while active.
+    pub fn browse_keys(
+        id: &ListingId,
+        seller: &UserId,
+        status: ListingStatus,
+        category: &CategoryId,
+        price: Money,
+    ) -> ItemKeys {
         let keys = item_keys(id, seller, status);
         if status == ListingStatus::Active {
-            keys.with(Index::Gsi2, by_category(category, id))
+            keys.with(Index::Gsi2, by_category(category, id)).with(Index::Gsi3, by_price(category, price, id))
         } else {
             keys
         }
@@ -397,11 +416,11 @@ pub(crate) mod tests {
                 ItemKeys::table_only(EntityType::EmailGuard, email_guard::key(&e)),
                 vec![e.to_string()]
             )),
-            (ulid(), user(), listing_status(), slug()).prop_map(|(l, s, st, c)| {
+            (ulid(), user(), listing_status(), slug(), 0..=Money::MAX_CENTS).prop_map(|(l, s, st, c, p)| {
                 let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
                 (
-                    listing::browse_keys(&l, &s, st, &c),
-                    vec![l.to_string(), s.to_string(), st.to_string(), c.to_string()],
+                    listing::browse_keys(&l, &s, st, &c, Money::from_cents(p)),
+                    vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{p:010}")],
                 )
             }),
             (ulid(), user(), proptest::option::of(user()), order_status(), shards).prop_map(|(o, b, s, st, n)| {
@@ -486,7 +505,7 @@ pub(crate) mod tests {
         assert_eq!(user::by_email(&e, &u), Key::new("USER_EMAIL#alice@x.com", "USER#u_alice"));
         let l = ListingId::from_ulid(Ulid::from_parts(1, 2));
         let c: CategoryId = "pottery".parse().unwrap();
-        let keys = listing::browse_keys(&l, &u, ListingStatus::Sold, &c);
+        let keys = listing::browse_keys(&l, &u, ListingStatus::Sold, &c, Money::from_cents(2800));
         assert_eq!(keys.on(Index::Gsi1).unwrap().sk, format!("LISTING#sold#{l}"));
         assert!(keys.on(Index::Gsi2).is_none(), "sold listings are not in the browse index");
         let b: BrandId = "acme".parse().unwrap();

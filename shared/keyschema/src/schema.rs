@@ -180,7 +180,7 @@ const fn entity(entity: EntityType, keys: [Option<KeyTemplate>; 4], note: &'stat
 pub const ENTITIES: &[EntitySchema] = &[
     entity(EntityType::User, [t("USER#<userId>", "#METADATA"), t("USER_EMAIL#<email>", "USER#<userId>"), None, None], "customer and seller are one entity with a role"),
     entity(EntityType::EmailGuard, [t("USER_EMAIL#<email>", "#UNIQUE"), None, None, None], "written in the same transaction as the user; keeps emails unique"),
-    entity(EntityType::Listing, [t("LISTING#<listingId>", "#METADATA"), t("SELLER#<sellerId>", "LISTING#<status>#<listingId>"), t("CATEGORY#<categoryId>", "LISTING#<listingId>"), None], "GSI2 keys only while active (sparse: removed by the write that takes it out of active, added by the stream processor)"),
+    entity(EntityType::Listing, [t("LISTING#<listingId>", "#METADATA"), t("SELLER#<sellerId>", "LISTING#<status>#<listingId>"), t("CATEGORY#<categoryId>", "LISTING#<listingId>"), t("PRICE#<categoryId>", "LISTING#<priceCents>#<listingId>")], "GSI2 and GSI3 keys only while active (sparse: removed by the write that takes it out of active, added by the stream processor; GSI3 price in zero-padded cents)"),
     entity(EntityType::Order, [t("ORDER#<orderId>", "#METADATA"), t("BUYER#<buyerId>", "ORDER#<orderId>"), t("SELLER#<sellerId>", "ORDER#<orderId>"), t("STATUS#<status>#<shard>", "ORDER#<orderId>")], "GSI2 for listing orders only; shard = order id mod shard count"),
     entity(EntityType::OrderItem, [t("ORDER#<orderId>", "ITEM#<itemId>"), None, None, None], "itemId is the productId or listingId"),
     entity(EntityType::Review, [t("USER#<reviewedUserId>", "REVIEW#<reviewId>"), t("AUTHOR#<authorId>", "REVIEW#<reviewId>"), None, None], "lives in the reviewed user's partition"),

@@ -82,6 +82,8 @@ pub enum Cond {
     Eq(&'static str, Value),
     /// `attribute <> value`.
     Ne(&'static str, Value),
+    /// The attribute is missing or differs from the value.
+    Differs(&'static str, Value),
     /// `attribute >= value`.
     Ge(&'static str, Value),
     /// `attribute <= value`.
@@ -160,7 +162,7 @@ pub mod listing {
         if to == ListingStatus::Active {
             change
         } else {
-            change.remove_key(Index::Gsi2)
+            change.remove_key(Index::Gsi2).remove_key(Index::Gsi3)
         }
     }
 
@@ -175,20 +177,25 @@ pub mod listing {
             .only_if(Cond::Eq(attr::PRICE, Value::n(price)))
     }
 
-    /// Puts an active listing into the category browse index (the stream
-    /// processor): only while it is active and not yet indexed.
-    pub fn index_for_browse(id: &ListingId, category: &crate::ids::CategoryId) -> Change {
+    /// Puts an active listing into the browse indexes (the stream
+    /// processor): GSI2 by age, GSI3 by the price it has. Only while it is
+    /// still active at that price, so a stale record sets nothing; setting
+    /// keys that are already right changes nothing either.
+    pub fn index_for_browse(id: &ListingId, category: &crate::ids::CategoryId, price: Money) -> Change {
         Change::untimed(keys::listing::key(id))
             .set_key(Index::Gsi2, keys::listing::by_category(category, id))
+            .set_key(Index::Gsi3, keys::listing::by_price(category, price, id))
             .only_if(Cond::Eq(attr::STATUS, Value::s(ListingStatus::Active.as_str())))
-            .only_if(Cond::NotExists(Index::Gsi2.pk()))
+            .only_if(Cond::Eq(attr::PRICE, Value::n(price)))
+            .only_if(Cond::Differs(Index::Gsi3.sk(), Value::s(keys::listing::by_price(category, price, id).sk)))
     }
 
-    /// Takes a listing that is no longer active out of the browse index
+    /// Takes a listing that is no longer active out of the browse indexes
     /// (the stream processor repairing drift).
     pub fn unindex_for_browse(id: &ListingId) -> Change {
         Change::untimed(keys::listing::key(id))
             .remove_key(Index::Gsi2)
+            .remove_key(Index::Gsi3)
             .only_if(Cond::Ne(attr::STATUS, Value::s(ListingStatus::Active.as_str())))
             .only_if(Cond::Exists(Index::Gsi2.pk()))
     }
@@ -350,7 +357,7 @@ impl Cond {
             Cond::Exists(a) => item.contains_key(*a),
             Cond::NotExists(a) => !item.contains_key(*a),
             Cond::Eq(a, v) => eq(a, v),
-            Cond::Ne(a, v) => !eq(a, v),
+            Cond::Ne(a, v) | Cond::Differs(a, v) => !eq(a, v),
             Cond::Ge(a, v) => cmp(a, v, |x, y| x >= y),
             Cond::Le(a, v) => cmp(a, v, |x, y| x <= y),
         }
@@ -444,7 +451,7 @@ mod tests {
             let category: CategoryId = category.parse().unwrap();
             let price = Money::from_cents(2800);
             let start_keys = if indexed {
-                keys::listing::browse_keys(&id, &seller, from, &category)
+                keys::listing::browse_keys(&id, &seller, from, &category, price)
             } else {
                 keys::listing::item_keys(&id, &seller, from)
             };
@@ -465,12 +472,13 @@ mod tests {
             prop_assert_eq!(applied, should_apply);
             let want = keys::listing::item_keys(&id, &seller, now);
             let have = keys_of(&stored);
-            let without_browse: Vec<_> = have.iter().filter(|(a, _)| !a.starts_with("gsi2")).cloned().collect();
+            let is_browse = |a: &str| a.starts_with("gsi2") || a.starts_with("gsi3");
+            let without_browse: Vec<_> = have.iter().filter(|(a, _)| !is_browse(a)).cloned().collect();
             prop_assert_eq!(without_browse, expected(&want));
-            let browse: Vec<_> = have.iter().filter(|(a, _)| a.starts_with("gsi2")).cloned().collect();
+            let browse: Vec<_> = have.iter().filter(|(a, _)| is_browse(a)).cloned().collect();
             if now == ListingStatus::Active && !browse.is_empty() {
-                prop_assert_eq!(browse, expected(&keys::listing::browse_keys(&id, &seller, now, &category))
-                    .into_iter().filter(|(a, _)| a.starts_with("gsi2")).collect::<Vec<_>>());
+                prop_assert_eq!(browse, expected(&keys::listing::browse_keys(&id, &seller, now, &category, price))
+                    .into_iter().filter(|(a, _)| is_browse(a)).collect::<Vec<_>>());
             } else {
                 prop_assert!(browse.is_empty() || now == ListingStatus::Active, "a {now} listing left in browse: {browse:?}");
             }

@@ -67,6 +67,10 @@ impl Expression {
                 Cond::NotExists(a) => format!("attribute_not_exists({})", self.name(a)),
                 Cond::Eq(a, v) => format!("{} = {}", self.name(a), self.value(v)),
                 Cond::Ne(a, v) => format!("{} <> {}", self.name(a), self.value(v)),
+                Cond::Differs(a, v) => {
+                    let (a, v) = (self.name(a), self.value(v));
+                    format!("(attribute_not_exists({a}) OR {a} <> {v})")
+                }
                 Cond::Ge(a, v) => format!("{} >= {}", self.name(a), self.value(v)),
                 Cond::Le(a, v) => format!("{} <= {}", self.name(a), self.value(v)),
             });
@@ -284,7 +288,7 @@ mod tests {
         assert_eq!(
             spell(&e.update),
             format!(
-                "SET updatedAt = T, status = {}, gsi1pk = SELLER#alice, gsi1sk = LISTING#sold#{id} REMOVE gsi2pk, gsi2sk",
+                "SET updatedAt = T, status = {}, gsi1pk = SELLER#alice, gsi1sk = LISTING#sold#{id} REMOVE gsi2pk, gsi2sk, gsi3pk, gsi3sk",
                 ListingStatus::Sold
             )
         );

@@ -115,6 +115,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             &listing.seller_id,
             status,
             &listing.category_id,
+            listing.price,
         );
         for (attr, value) in keys.attributes() {
             item.insert(attr.to_owned(), item::s(value));
