@@ -4,6 +4,7 @@
 mod catalog;
 mod events;
 mod faults;
+mod favorites;
 mod hardening;
 mod listings;
 mod local_stack_http;

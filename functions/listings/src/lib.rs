@@ -55,6 +55,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         category_id: body.category_id,
         description: body.description.map(Description::into_string),
         status: ListingStatus::Active,
+        favorite_count: 0,
         created_at: now.clone(),
         updated_at: now.clone(),
     };

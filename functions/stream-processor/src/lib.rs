@@ -33,14 +33,15 @@ use std::convert::Infallible;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use keyschema::ids::{CategoryId, ListingId, ReviewId, UserId};
+use keyschema::ids::{CategoryId, FavoriteId, ListingId, ReviewId, UserId};
 use keyschema::keys;
-use keyschema::model::{ListingStatus, MarkerState, Money, RatingMarker, Review};
+use keyschema::model::{Favorite, FavoriteMarker, ListingStatus, MarkerState, Money, RatingMarker, Review};
 use keyschema::schema::{EntityType, Index, ENTITY_TYPE};
 use keyschema::write;
 use lambda_runtime::LambdaEvent;
 use serde::Deserialize;
 use store::{Store, StoreError};
+use ulid::Ulid;
 
 /// How many users' aggregates are written at once.
 pub const USERS_AT_ONCE: usize = 8;
@@ -82,23 +83,33 @@ pub enum Outcome {
 enum Work {
     /// A listing image and whether it carries browse keys.
     Listing(ListingImage, bool),
-    /// A review inserted or removed.
-    Review(ReviewChange),
+    /// A review or favorite inserted or removed.
+    Count(CountChange),
     /// Nothing to do.
     Skip,
 }
 
-/// A review's effect on its user's aggregates, from one stream record.
+/// What an aggregate counts into.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// A user's `ratingSum` and `reviewCount` (reviews about them).
+    User(UserId),
+    /// A listing's `favoriteCount`.
+    Listing(ListingId),
+}
+
+/// One instance's effect on its target's aggregates (a review's rating on
+/// its user, a favorite on its listing), from one stream record.
 #[derive(Clone, Debug)]
-pub struct ReviewChange {
+pub struct CountChange {
     /// The record's sequence number (to report it if it fails).
     pub sequence_number: String,
-    /// The review.
-    pub review_id: ReviewId,
+    /// The review's or favorite's id.
+    pub instance: Ulid,
     /// Whose aggregates.
-    pub reviewed: UserId,
-    /// Its rating.
-    pub rating: u8,
+    pub target: Target,
+    /// What it adds to the sum (a review's rating; 1 for a favorite).
+    pub weight: u8,
     /// Inserted (`true`) or removed.
     pub inserted: bool,
 }
@@ -142,7 +153,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
 /// coalesced per user.
 pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &str) -> BatchReport {
     let mut report = BatchReport { records: records.len(), ..BatchReport::default() };
-    let mut reviews = Vec::new();
+    let mut counted = Vec::new();
     for record in records {
         let sequence_number = record.change.sequence_number.clone().unwrap_or_default();
         match classify(record) {
@@ -151,7 +162,7 @@ pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &
                 log_failure(request_id, record, &e, "skipped: it can never succeed");
             }
             Ok(Work::Skip) => {}
-            Ok(Work::Review(change)) => reviews.push(change),
+            Ok(Work::Count(change)) => counted.push(change),
             Ok(Work::Listing(listing, indexed)) => match browse_flag(store, &listing, indexed).await {
                 Ok(Outcome::Skipped) => {}
                 Ok(_) => report.writes += 1,
@@ -163,7 +174,7 @@ pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &
             },
         }
     }
-    let (writes, failed) = aggregate_ratings(store, reviews, request_id).await;
+    let (writes, failed) = aggregate(store, counted, request_id).await;
     report.writes += writes;
     report.failed.extend(failed);
     report
@@ -187,7 +198,7 @@ pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, Rec
     match classify(record)? {
         Work::Skip => Ok(Outcome::Skipped),
         Work::Listing(listing, indexed) => browse_flag(store, &listing, indexed).await,
-        Work::Review(change) => match apply_user(store, &change.reviewed.clone(), &[change]).await? {
+        Work::Count(change) => match apply_target(store, &change.target.clone(), &[change]).await? {
             0 => Ok(Outcome::Stale),
             _ => Ok(Outcome::Aggregated),
         },
@@ -228,11 +239,22 @@ fn classify(record: &EventRecord) -> Result<Work, RecordError> {
         if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
             return Err(malformed(format!("review rating {} out of range", review.rating)));
         }
-        return Ok(Work::Review(ReviewChange {
+        return Ok(Work::Count(CountChange {
             sequence_number,
-            review_id: review.review_id,
-            reviewed: review.reviewed_user_id,
-            rating: review.rating,
+            instance: review.review_id.ulid(),
+            target: Target::User(review.reviewed_user_id),
+            weight: review.rating,
+            inserted,
+        }));
+    }
+    if entity == EntityType::Favorite.as_str() && record.event_name != "MODIFY" {
+        let favorite: Favorite =
+            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("favorite image: {e}")))?;
+        return Ok(Work::Count(CountChange {
+            sequence_number,
+            instance: favorite.favorite_id.ulid(),
+            target: Target::Listing(favorite.listing_id),
+            weight: 1,
             inserted,
         }));
     }
@@ -270,35 +292,35 @@ async fn browse_flag(store: &Store, listing: &ListingImage, indexed: bool) -> Re
     }
 }
 
-/// Applies review changes to their users' aggregates: one task per user,
-/// at most [`USERS_AT_ONCE`] at a time. Returns the writes sent and the
-/// sequence numbers of the records whose user could not be written.
-pub async fn aggregate_ratings(store: &Store, changes: Vec<ReviewChange>, request_id: &str) -> (usize, Vec<String>) {
-    let mut by_user: BTreeMap<UserId, Vec<ReviewChange>> = BTreeMap::new();
+/// Applies counted changes to their targets' aggregates: one task per
+/// target, at most [`USERS_AT_ONCE`] at a time. Returns the writes sent and
+/// the sequence numbers of the records whose target could not be written.
+pub async fn aggregate(store: &Store, changes: Vec<CountChange>, request_id: &str) -> (usize, Vec<String>) {
+    let mut by_target: BTreeMap<Target, Vec<CountChange>> = BTreeMap::new();
     for change in changes {
-        by_user.entry(change.reviewed.clone()).or_default().push(change);
+        by_target.entry(change.target.clone()).or_default().push(change);
     }
-    let every_record: Vec<String> = by_user.values().flatten().map(|c| c.sequence_number.clone()).collect();
+    let every_record: Vec<String> = by_target.values().flatten().map(|c| c.sequence_number.clone()).collect();
     let (mut writes, mut failed) = (0, Vec::new());
     let mut tasks = tokio::task::JoinSet::new();
-    let mut settle = |joined: Result<UserOutcome, tokio::task::JoinError>| match joined {
+    let mut settle = |joined: Result<TargetOutcome, tokio::task::JoinError>| match joined {
         Ok((_, _, Ok(n))) => writes += n,
-        Ok((user, seqs, Err(e))) => {
+        Ok((target, seqs, Err(e))) => {
             store::log_json(
                 "ERROR",
-                serde_json::json!({ "requestId": request_id, "user": user, "error": e.to_string(), "records": seqs.len() }),
+                serde_json::json!({ "requestId": request_id, "target": target, "error": e.to_string(), "records": seqs.len() }),
             );
             failed.extend(seqs);
         }
         // A task that did not finish: which of its records applied is
-        // unknown, so every review record is retried (the markers make
+        // unknown, so every counted record is retried (the markers make
         // that safe).
         Err(e) => {
             store::log_json("ERROR", serde_json::json!({ "requestId": request_id, "error": e.to_string() }));
             failed.extend(every_record.iter().cloned());
         }
     };
-    for (user, changes) in by_user {
+    for (target, changes) in by_target {
         if tasks.len() >= USERS_AT_ONCE {
             if let Some(joined) = tasks.join_next().await {
                 settle(joined);
@@ -307,8 +329,8 @@ pub async fn aggregate_ratings(store: &Store, changes: Vec<ReviewChange>, reques
         let store = store.clone();
         tasks.spawn(async move {
             let seqs = changes.iter().map(|c| c.sequence_number.clone()).collect();
-            let result = apply_user(&store, &user, &changes).await;
-            (user.to_string(), seqs, result)
+            let result = apply_target(&store, &target, &changes).await;
+            (format!("{target:?}"), seqs, result)
         });
     }
     while let Some(joined) = tasks.join_next().await {
@@ -319,73 +341,123 @@ pub async fn aggregate_ratings(store: &Store, changes: Vec<ReviewChange>, reques
     (writes, failed)
 }
 
-/// A user's name, its records' sequence numbers and what applying them did.
-type UserOutcome = (String, Vec<String>, Result<usize, StoreError>);
+/// A target, its records' sequence numbers and what applying them did.
+type TargetOutcome = (String, Vec<String>, Result<usize, StoreError>);
 
-/// A review's marker before and after this batch.
-type Transition = (ReviewId, Option<MarkerState>, MarkerState, u8);
+/// An instance's marker before and after this batch, and its weight.
+type Transition = (Ulid, Option<MarkerState>, MarkerState, u8);
 
-/// Applies one user's review changes (in stream order): reads their markers
+/// Applies one target's changes (in stream order): reads their markers
 /// (consistently), works out which move and by how much the aggregates
 /// change, and writes both in one transaction conditioned on the markers as
 /// read. If another writer moved a marker in between, starts over. Returns
 /// the transactions sent (0 if nothing had to change).
-pub async fn apply_user(store: &Store, user: &UserId, changes: &[ReviewChange]) -> Result<usize, StoreError> {
+pub async fn apply_target(store: &Store, target: &Target, changes: &[CountChange]) -> Result<usize, StoreError> {
     let mut sent = 0;
     for _ in 0..ATTEMPTS {
-        let transitions = plan(store, user, changes).await?;
+        let transitions = plan(store, target, changes).await?;
         if transitions.is_empty() {
             return Ok(sent);
         }
-        match write_transitions(store, user, &transitions).await {
+        match write_transitions(store, target, &transitions).await {
             Ok(n) => return Ok(sent + n),
             Err((n, e)) if e.is_transaction_conflict() || e.failed_actions().any(|a| a.starts_with(MARKER)) => {
                 sent += n + 1;
             }
-            Err((_, e)) if e.failed("user") => {
-                // Only a user that does not exist fails this: the reviews
-                // function never writes a review about one, so it can never
-                // succeed; leave it (and its markers) alone.
+            Err((_, e)) if e.failed(AGGREGATE) => {
+                // Only a target that does not exist fails this: the API
+                // never writes a review of a user or a favorite of a listing
+                // that does not exist, so it can never succeed; leave it
+                // (and its markers) alone.
                 store::log_json(
                     "ERROR",
-                    serde_json::json!({ "user": user.as_str(), "error": "reviewed user does not exist" }),
+                    serde_json::json!({ "target": format!("{target:?}"), "error": "the counted item does not exist" }),
                 );
                 return Ok(sent);
             }
             Err((_, e)) => return Err(e),
         }
     }
-    Err(StoreError::Service { code: "Contended".into(), message: format!("markers of `{user}` kept moving") })
+    Err(StoreError::Service { code: "Contended".into(), message: format!("markers of {target:?} kept moving") })
 }
 
 /// Action-name prefix of the marker transitions.
 const MARKER: &str = "marker ";
+/// Action name of the aggregate's update.
+const AGGREGATE: &str = "aggregate";
+
+/// A marker as read back: its instance id (a review's or a favorite's) and state.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredMarker {
+    #[serde(alias = "reviewId", alias = "favoriteId")]
+    id: String,
+    state: MarkerState,
+}
+
+impl Target {
+    fn marker_key(&self, instance: Ulid) -> keys::Key {
+        match self {
+            Target::User(user) => keys::rating_marker::key(user, &ReviewId::from_ulid(instance)),
+            Target::Listing(listing) => keys::favorite_marker::key(listing, &FavoriteId::from_ulid(instance)),
+        }
+    }
+
+    fn put_marker(
+        &self,
+        tx: &mut store::Transaction,
+        name: String,
+        instance: Ulid,
+        state: MarkerState,
+    ) -> Result<(), StoreError> {
+        match self {
+            Target::User(user) => {
+                let marker =
+                    RatingMarker { review_id: ReviewId::from_ulid(instance), reviewed_user_id: user.clone(), state };
+                tx.put_new(name, &marker).map(|_| ())
+            }
+            Target::Listing(listing) => {
+                let marker =
+                    FavoriteMarker { favorite_id: FavoriteId::from_ulid(instance), listing_id: *listing, state };
+                tx.put_new(name, &marker).map(|_| ())
+            }
+        }
+    }
+
+    fn add(&self, sum: i64, count: i64) -> write::Change {
+        match self {
+            Target::User(user) => write::user::add_ratings(user, sum, count),
+            Target::Listing(listing) => write::favorite::add_to_count(listing, count),
+        }
+    }
+}
 
 /// The marker transitions `changes` make, from the markers stored now.
-async fn plan(store: &Store, user: &UserId, changes: &[ReviewChange]) -> Result<Vec<Transition>, StoreError> {
-    let mut ids: Vec<ReviewId> = changes.iter().map(|c| c.review_id).collect();
+async fn plan(store: &Store, target: &Target, changes: &[CountChange]) -> Result<Vec<Transition>, StoreError> {
+    let mut ids: Vec<Ulid> = changes.iter().map(|c| c.instance).collect();
     ids.sort();
     ids.dedup();
-    let keys: Vec<_> = ids.iter().map(|id| keys::rating_marker::key(user, id)).collect();
-    let stored: Vec<RatingMarker> = store.batch_get(&keys, true).await?;
-    let before: HashMap<ReviewId, MarkerState> = stored.into_iter().map(|m| (m.review_id, m.state)).collect();
+    let keys: Vec<_> = ids.iter().map(|id| target.marker_key(*id)).collect();
+    let stored: Vec<StoredMarker> = store.batch_get(&keys, true).await?;
+    let before: HashMap<Ulid, MarkerState> =
+        stored.into_iter().filter_map(|m| Some((m.id.parse::<Ulid>().ok()?, m.state))).collect();
     let mut now = before.clone();
-    let mut ratings = HashMap::new();
+    let mut weights = HashMap::new();
     for c in changes {
-        ratings.insert(c.review_id, c.rating);
-        let next = match (now.get(&c.review_id), c.inserted) {
+        weights.insert(c.instance, c.weight);
+        let next = match (now.get(&c.instance), c.inserted) {
             (None, true) => MarkerState::Counted,
             (None, false) | (Some(MarkerState::Counted), false) => MarkerState::Removed,
             // A replayed insert, or anything after a removal: no change.
             (Some(_), _) => continue,
         };
-        now.insert(c.review_id, next);
+        now.insert(c.instance, next);
     }
     Ok(ids
         .into_iter()
         .filter_map(|id| {
             let (from, to) = (before.get(&id).copied(), now.get(&id).copied()?);
-            (from != Some(to)).then(|| (id, from, to, ratings.get(&id).copied().unwrap_or(0)))
+            (from != Some(to)).then(|| (id, from, to, weights.get(&id).copied().unwrap_or(0)))
         })
         .collect())
 }
@@ -395,19 +467,18 @@ async fn plan(store: &Store, user: &UserId, changes: &[ReviewChange]) -> Result<
 /// also says how many transactions had committed.
 async fn write_transitions(
     store: &Store,
-    user: &UserId,
+    target: &Target,
     transitions: &[Transition],
 ) -> Result<usize, (usize, StoreError)> {
     let mut sent = 0;
     for chunk in transitions.chunks(MARKERS_PER_TRANSACTION) {
         let mut tx = store.transaction();
         let (mut sum, mut count) = (0i64, 0i64);
-        for (id, from, to, rating) in chunk {
+        for (id, from, to, weight) in chunk {
             let name = format!("{MARKER}{id}");
-            let marker = RatingMarker { review_id: *id, reviewed_user_id: user.clone(), state: *to };
             let added = match from {
-                None => tx.put_new(name, &marker).map(|_| ()),
-                Some(_) => tx.update(name, &write::review::uncount(user, id)).map(|_| ()),
+                None => target.put_marker(&mut tx, name, *id, *to),
+                Some(_) => tx.update(name, &write::uncount_marker(target.marker_key(*id))).map(|_| ()),
             };
             added.map_err(|e| (sent, e))?;
             let sign = match (from, to) {
@@ -415,11 +486,11 @@ async fn write_transitions(
                 (Some(MarkerState::Counted), MarkerState::Removed) => -1,
                 _ => 0,
             };
-            sum += sign * i64::from(*rating);
+            sum += sign * i64::from(*weight);
             count += sign;
         }
         if sum != 0 || count != 0 {
-            tx.update("user", &write::user::add_ratings(user, sum, count)).map_err(|e| (sent, e))?;
+            tx.update(AGGREGATE, &target.add(sum, count)).map_err(|e| (sent, e))?;
         }
         tx.send().await.map_err(|e| (sent, e))?;
         sent += 1;

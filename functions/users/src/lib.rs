@@ -6,9 +6,9 @@
 use api::validate::Name;
 use api::{ApiError, Caller, Deps, ListBody, Request, Response};
 use keyschema::access;
-use keyschema::ids::{Email, UserId};
+use keyschema::ids::{Email, FavoriteId, ListingId, UserId};
 use keyschema::keys;
-use keyschema::model::{EmailGuard, User, UserRole};
+use keyschema::model::{EmailGuard, Favorite, User, UserRole};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write::{self, attr, Value};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,9 @@ api::routes! {
     "POST /users" => sign_up,
     "GET /users" => find_by_email,
     "GET /users/me" => get_me,
+    "GET /users/me/favorites" => favorites,
+    "PUT /users/me/favorites/{listingId}" => add_favorite,
+    "DELETE /users/me/favorites/{listingId}" => remove_favorite,
     "GET /users/{userId}" => get_user,
     "PATCH /users/{userId}" => update_user,
 }
@@ -194,4 +197,50 @@ async fn change_email(
         Err(e) if e.failed("new guard") => Err(ApiError::conflict(format!("email `{new_email}` is already in use"))),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Beyond the seeds: marks a listing as the caller's favorite. Idempotent:
+/// one `TransactWriteItems` puts `USER#<sub> / FAVORITE#<listingId>` if
+/// absent (201) and checks the listing exists (404); if it is already a
+/// favorite, the answer is the one stored (200). The stream processor
+/// counts it into the listing's `favoriteCount`.
+async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let listing: ListingId = req.path("listingId")?;
+    let favorite = Favorite {
+        user_id: caller.user_id,
+        listing_id: listing,
+        favorite_id: FavoriteId::generate(),
+        created_at: rfc3339(now_ms()),
+    };
+    let mut tx = app.store.transaction();
+    tx.put_new("favorite", &favorite)?;
+    tx.must_exist("listing", &keys::listing::key(&listing))?;
+    match tx.send().await {
+        Ok(()) => Response::created(&favorite),
+        Err(e) if e.failed("favorite") => match e.failed_item("favorite").cloned() {
+            Some(item) => Response::ok(&from_item::<Favorite>(item)?),
+            None => Err(e.into()),
+        },
+        Err(e) if e.failed("listing") => Err(ApiError::not_found(format!("listing `{listing}` does not exist"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Beyond the seeds: removes a favorite (204, also if it was not one).
+/// `DeleteItem USER#<sub> / FAVORITE#<listingId>` in a tokened transaction.
+async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    let listing: ListingId = req.path("listingId")?;
+    let mut tx = app.store.transaction();
+    tx.delete("favorite", &keys::favorite::key(&caller.user_id, &listing), &[])?;
+    tx.send().await?;
+    Ok(Response::no_content())
+}
+
+/// Beyond the seeds: the caller's favorites, newest first.
+/// `Query GSI1 gsi1pk = FAVORITES#<sub>, begins_with(gsi1sk, FAVORITE#)`, descending.
+async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let caller = req.caller()?;
+    app.list::<Favorite>(&access::favorites_of(&caller.user_id), &req.page(&[])?).await
 }

@@ -140,6 +140,12 @@ pub fn listings_by_price(category: &CategoryId, min: Money, max: Money) -> KeyQu
     q
 }
 
+/// Beyond the seeds: a user's favorite listings, newest first.
+/// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
+pub fn favorites_of(user: &UserId) -> KeyQuery {
+    KeyQuery::new(Index::Gsi1, keys::favorite::newest_partition(user), keys::favorite::PREFIX).newest_first()
+}
+
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first.
 /// `GSI1: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
 pub fn buyer_orders(buyer: &UserId) -> KeyQuery {
@@ -433,6 +439,14 @@ pub const PATTERNS: &[Pattern] = &[
         "GET /categories/{categoryId}/listings",
     ),
     p(
+        "beyond AP1",
+        "a user's favorite listings, newest first",
+        "Query",
+        EntityType::Favorite,
+        || Query(favorites_of(&suser("user"))),
+        "GET /users/me/favorites",
+    ),
+    p(
         "beyond AP2",
         "active listings of a category by price, cheapest first",
         "Query",
@@ -582,6 +596,7 @@ mod tests {
             ("e-commerce AP3", orders_by_status_shard(OrderStatus::Pending, 3, None), EntityType::Order),
             ("e-commerce AP4", order_items(&o), EntityType::OrderItem),
             ("beyond AP3", order_messages(&o), EntityType::OrderMessage),
+            ("beyond AP1", favorites_of(&u), EntityType::Favorite),
             ("e-commerce AP8", orders_by_status_shard(OrderStatus::Pending, 3, Some((o, o))), EntityType::Order),
         ]
     }

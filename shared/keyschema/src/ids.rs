@@ -143,6 +143,12 @@ ulid_id!(
     "reviewId"
 );
 ulid_id!(
+    /// One favoriting of a listing by a user (a new one each time it is
+    /// added again after a removal).
+    FavoriteId,
+    "favoriteId"
+);
+ulid_id!(
     /// A message between the parties of an order.
     MessageId,
     "messageId"

@@ -2,7 +2,7 @@
 //! follows its entity's template in [`crate::schema::ENTITIES`]; the tests
 //! check that they do, and that keys parse back into the ids they came from.
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use crate::schema::{EntityType, Index};
 use crate::values::{ListingStatus, Money, OrderStatus};
 
@@ -260,6 +260,39 @@ pub mod order_item {
     }
 }
 
+/// Favorite: `USER#<userId>` / `FAVORITE#<listingId>`; GSI1
+/// `FAVORITES#<userId>` / `FAVORITE#<favoriteId>` (newest first).
+pub mod favorite {
+    use super::*;
+    /// Prefix of favorite sort keys (table and GSI1).
+    pub const PREFIX: &str = "FAVORITE#";
+    /// Primary key: one per user and listing.
+    pub fn key(user: &UserId, listing: &ListingId) -> Key {
+        Key::new(user_partition(user), format!("{PREFIX}{listing}"))
+    }
+    /// GSI1 partition of a user's favorites.
+    pub fn newest_partition(user: &UserId) -> String {
+        format!("FAVORITES#{user}")
+    }
+    /// GSI1 key: a user's favorites by when they were added.
+    pub fn by_time(user: &UserId, id: &FavoriteId) -> Key {
+        Key::new(newest_partition(user), format!("{PREFIX}{id}"))
+    }
+    /// All keys of a favorite item.
+    pub fn item_keys(user: &UserId, listing: &ListingId, id: &FavoriteId) -> ItemKeys {
+        ItemKeys::table_only(EntityType::Favorite, key(user, listing)).with(Index::Gsi1, by_time(user, id))
+    }
+}
+
+/// Favorite marker: `LISTING#<listingId>` / `FAVED#<favoriteId>`, beside the listing.
+pub mod favorite_marker {
+    use super::*;
+    /// Primary key.
+    pub fn key(listing: &ListingId, favorite: &FavoriteId) -> Key {
+        Key::new(listing::key(listing).pk, format!("FAVED#{favorite}"))
+    }
+}
+
 /// Order message: `ORDER#<orderId>` / `MESSAGE#<messageId>`.
 pub mod order_message {
     use super::*;
@@ -439,6 +472,17 @@ pub(crate) mod tests {
             (user(), user(), ulid()).prop_map(|(r, a, id)| {
                 let id = ReviewId::from_ulid(id);
                 (review::item_keys(&r, &a, &id), vec![r.to_string(), a.to_string(), id.to_string()])
+            }),
+            (user(), ulid(), ulid()).prop_map(|(u, l, f)| {
+                let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
+                (favorite::item_keys(&u, &l, &f), vec![u.to_string(), l.to_string(), f.to_string()])
+            }),
+            (ulid(), ulid()).prop_map(|(l, f)| {
+                let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
+                (
+                    ItemKeys::table_only(EntityType::FavoriteMarker, favorite_marker::key(&l, &f)),
+                    vec![l.to_string(), f.to_string()],
+                )
             }),
             (ulid(), ulid()).prop_map(|(o, m)| {
                 let (o, m) = (OrderId::from_ulid(o), MessageId::from_ulid(m));

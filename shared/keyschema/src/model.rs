@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
+use crate::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use crate::keys::{self, ItemKeys};
 use crate::schema::EntityType;
 
@@ -168,6 +168,9 @@ pub struct Listing {
     pub description: Option<String>,
     /// active, sold or removed.
     pub status: ListingStatus,
+    /// How many users have it as a favorite (kept by the stream processor).
+    #[serde(default)]
+    pub favorite_count: u32,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last change.
@@ -417,5 +420,47 @@ impl Entity for OrderMessage {
     const TYPE: EntityType = EntityType::OrderMessage;
     fn item_keys(&self) -> ItemKeys {
         ItemKeys::table_only(Self::TYPE, keys::order_message::key(&self.order_id, &self.message_id))
+    }
+}
+
+/// A listing a user marked as a favorite, in the user's partition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Favorite {
+    /// Whose favorite.
+    pub user_id: UserId,
+    /// The listing.
+    pub listing_id: ListingId,
+    /// This favoriting (new each time it is added again): orders the list
+    /// and identifies it to the stream processor's count.
+    pub favorite_id: FavoriteId,
+    /// RFC 3339 time it was added.
+    pub created_at: String,
+}
+
+impl Entity for Favorite {
+    const TYPE: EntityType = EntityType::Favorite;
+    fn item_keys(&self) -> ItemKeys {
+        keys::favorite::item_keys(&self.user_id, &self.listing_id, &self.favorite_id)
+    }
+}
+
+/// The stream processor's record of one favorite's effect on its listing's
+/// `favoriteCount`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FavoriteMarker {
+    /// The favoriting.
+    pub favorite_id: FavoriteId,
+    /// The listing counted.
+    pub listing_id: ListingId,
+    /// Counted or removed.
+    pub state: MarkerState,
+}
+
+impl Entity for FavoriteMarker {
+    const TYPE: EntityType = EntityType::FavoriteMarker;
+    fn item_keys(&self) -> ItemKeys {
+        ItemKeys::table_only(Self::TYPE, keys::favorite_marker::key(&self.listing_id, &self.favorite_id))
     }
 }

@@ -102,6 +102,11 @@ pub enum EntityType {
     Idempotency,
     /// A message between the buyer and the seller of an order.
     OrderMessage,
+    /// A listing a user marked as a favorite.
+    Favorite,
+    /// Records that one favorite is counted in (or removed from) its
+    /// listing's `favoriteCount`.
+    FavoriteMarker,
     /// Records that one review's rating is counted in (or removed from) its
     /// user's aggregates: what makes the stream processor exactly once.
     RatingMarker,
@@ -123,6 +128,8 @@ impl EntityType {
             EntityType::Idempotency => "Idempotency",
             EntityType::RatingMarker => "RatingMarker",
             EntityType::OrderMessage => "OrderMessage",
+            EntityType::Favorite => "Favorite",
+            EntityType::FavoriteMarker => "FavoriteMarker",
         }
     }
 }
@@ -187,6 +194,8 @@ pub const ENTITIES: &[EntitySchema] = &[
     entity(EntityType::Brand, [t("BRANDS", "BRAND#<brandId>"), None, None, None], ""),
     entity(EntityType::Category, [t("CATEGORIES", "CATEGORY#<categoryId>"), None, None, None], ""),
     entity(EntityType::Product, [t("PRODUCT#<productId>", "#METADATA"), t("BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"), t("CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"), None], ""),
+    entity(EntityType::Favorite, [t("USER#<userId>", "FAVORITE#<listingId>"), t("FAVORITES#<userId>", "FAVORITE#<favoriteId>"), None, None], "in the user's partition, one per listing (PUT and DELETE are idempotent); GSI1 orders them newest first"),
+    entity(EntityType::FavoriteMarker, [t("LISTING#<listingId>", "FAVED#<favoriteId>"), None, None, None], "written by the stream processor with the listing's favoriteCount; state counted or removed"),
     entity(EntityType::OrderMessage, [t("ORDER#<orderId>", "MESSAGE#<messageId>"), None, None, None], "in the order's own partition, beside its items; carries the parties"),
     entity(EntityType::RatingMarker, [t("USER#<reviewedUserId>", "RATED#<reviewId>"), None, None, None], "written by the stream processor in the transaction that changes the user's rating sum and count; state counted or removed"),
     entity(EntityType::Idempotency, [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None], "written in the order's transaction; expires (TTL expiresAt) after 24 h"),
@@ -243,7 +252,7 @@ mod tests {
             assert!(ENTITIES[i + 1..].iter().all(|o| o.entity != e.entity));
             assert_eq!(schema_of(e.entity).entity, e.entity);
         }
-        assert_eq!(ENTITIES.len(), 12);
+        assert_eq!(ENTITIES.len(), 14);
     }
 
     /// No key pair of one entity can be read as another's on the same index.

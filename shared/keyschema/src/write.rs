@@ -41,8 +41,10 @@ pub mod attr {
     pub const BUYER_REVIEW_ID: &str = "buyerReviewId";
     /// An order's `sellerReviewId`.
     pub const SELLER_REVIEW_ID: &str = "sellerReviewId";
-    /// A rating marker's `state`.
+    /// A rating or favorite marker's `state`.
     pub const MARKER_STATE: &str = "state";
+    /// A listing's `favoriteCount`.
+    pub const FAVORITE_COUNT: &str = "favoriteCount";
     /// An email guard's `userId`.
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
@@ -240,10 +242,26 @@ pub mod review {
     /// Moves a rating marker from counted to removed (the review was
     /// deleted), only if it is still counted.
     pub fn uncount(reviewed: &UserId, review: &ReviewId) -> Change {
-        use crate::model::MarkerState::{Counted, Removed};
-        Change::untimed(keys::rating_marker::key(reviewed, review))
-            .set(attr::MARKER_STATE, Value::s(Removed.as_str()))
-            .only_if(Cond::Eq(attr::MARKER_STATE, Value::s(Counted.as_str())))
+        uncount_marker(keys::rating_marker::key(reviewed, review))
+    }
+}
+
+/// Moves a marker (rating or favorite) from counted to removed, only if it
+/// is still counted.
+pub fn uncount_marker(marker: keys::Key) -> Change {
+    use crate::model::MarkerState::{Counted, Removed};
+    Change::untimed(marker)
+        .set(attr::MARKER_STATE, Value::s(Removed.as_str()))
+        .only_if(Cond::Eq(attr::MARKER_STATE, Value::s(Counted.as_str())))
+}
+
+/// Favorites: the listing's count, kept by the stream processor.
+pub mod favorite {
+    use super::*;
+
+    /// Adds to a listing's `favoriteCount`, only if the listing exists.
+    pub fn add_to_count(listing: &ListingId, count: i64) -> Change {
+        Change::untimed(keys::listing::key(listing)).add(attr::FAVORITE_COUNT, count).only_if(Cond::ItemExists)
     }
 }
 

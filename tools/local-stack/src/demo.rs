@@ -105,6 +105,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             category_id: parse(category)?,
             description: None,
             status,
+            favorite_count: 0,
             created_at: now.clone(),
             updated_at: now.clone(),
         };
@@ -163,6 +164,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         category_id: parse("pottery")?,
         description: None,
         status: ListingStatus::Sold,
+        favorite_count: 0,
         created_at: now.to_owned(),
         updated_at: now.to_owned(),
     };
