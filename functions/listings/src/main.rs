@@ -4,6 +4,7 @@ use lambda_runtime::{service_fn, Error};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
+    telemetry::init("listings");
     let app = api::Deps::from_env().await?;
     lambda_runtime::run(service_fn(|event| listings::handler(&app, event))).await
 }

@@ -24,6 +24,7 @@ pub use error::ApiError;
 pub use lambda_runtime;
 pub use request::{groups_contain, Caller, PageParams, Request, ADMIN_GROUP, GROUPS_CLAIM, MAX_BODY_BYTES, SUB_CLAIM};
 pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
+pub use telemetry;
 
 /// What every handler needs: the table and the cursor key. Built once per
 /// process in `main`; cheap to clone.
@@ -95,20 +96,21 @@ pub fn request_hash(request: &[u8]) -> String {
     Sha256::digest(request).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Logs a failed request as one JSON line (CloudWatch picks up stderr).
-/// Only 5xx errors carry an internal cause.
-pub fn log_error(request_id: &str, route: &str, err: &ApiError) {
-    if err.status >= 500 {
-        store::log_json(
-            "ERROR",
-            serde_json::json!({
-                "requestId": request_id,
-                "route": route,
-                "status": err.status,
-                "error": err.internal.as_deref().unwrap_or(&err.message),
-            }),
-        );
-    }
+/// Logs the request line (request id, route, status, latency, DynamoDB
+/// requests and capacity; a 5xx with its internal cause) and records the
+/// route's metrics, then flushes them as one EMF document.
+pub fn log_request(
+    request_id: &str,
+    route: &str,
+    outcome: &Result<Response, ApiError>,
+    measured: &telemetry::Measured,
+) {
+    let (status, error) = match outcome {
+        Ok(response) => (response.status, None),
+        Err(e) => (e.status, Some((e.code, e.internal.as_deref().unwrap_or(&e.message)))),
+    };
+    telemetry::request(request_id, route, status, measured, error);
+    telemetry::flush(request_id);
 }
 
 /// Declares a function's routes: generates `ROUTES` (the route keys) and an
@@ -142,10 +144,8 @@ macro_rules! routes {
         ) -> Result<$crate::aws_lambda_events::apigw::ApiGatewayV2httpResponse, std::convert::Infallible> {
             let req = $crate::Request::from(event.payload);
             let route = req.route_key().to_owned();
-            let outcome = dispatch($app, req).await;
-            if let Err(e) = &outcome {
-                $crate::log_error(&event.context.request_id, &route, e);
-            }
+            let (outcome, measured) = $crate::telemetry::measure(Box::pin(dispatch($app, req))).await;
+            $crate::log_request(&event.context.request_id, &route, &outcome, &measured);
             Ok($crate::to_event(outcome))
         }
     };

@@ -79,7 +79,8 @@ fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
 }
 
 /// A client configuration for the endpoint, ready for more settings (such as
-/// an interceptor in tests) before `build()`.
+/// an interceptor in tests) before `build()`. Every request it sends is
+/// recorded in the current task's [`crate::Usage`].
 pub async fn config(endpoint: &Endpoint) -> Builder {
     let http = http_client(endpoint);
     if let Endpoint::Url(url) = endpoint.clone().filter_plain_http() {
@@ -92,7 +93,8 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
             .endpoint_url(url)
             .http_client(http)
             .timeout_config(timeouts())
-            .retry_config(retries());
+            .retry_config(retries())
+            .interceptor(crate::usage::Recorder);
     }
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http)
@@ -101,7 +103,7 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
     if let Endpoint::Url(url) = endpoint {
         loader = loader.endpoint_url(url);
     }
-    Builder::from(&loader.load().await)
+    Builder::from(&loader.load().await).interceptor(crate::usage::Recorder)
 }
 
 #[cfg(test)]

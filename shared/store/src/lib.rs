@@ -12,6 +12,7 @@ pub mod item;
 mod request_log;
 pub mod table;
 pub mod tx;
+pub mod usage;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub use error::{Cancellation, StoreError};
 pub use item::Item;
 pub use request_log::RequestLog;
 pub use tx::Transaction;
+pub use usage::Usage;
 
 /// Writes one JSON log line to stderr (CloudWatch Logs takes each line as
 /// one event): `{"level": .., ...fields}`. The one log helper of every function.
@@ -38,6 +40,10 @@ pub fn log_json(level: &str, fields: serde_json::Value) {
     }
     eprintln!("{line}");
 }
+
+/// Every request asks DynamoDB for the capacity it consumed (see [`usage`]).
+pub(crate) const TOTAL: aws_sdk_dynamodb::types::ReturnConsumedCapacity =
+    aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total;
 
 /// Environment variable naming the table.
 pub const TABLE_VAR: &str = "TABLE_NAME";
@@ -103,6 +109,7 @@ impl Store {
             .table_name(self.table())
             .set_key(Some(item::key_item(key)))
             .consistent_read(consistent)
+            .return_consumed_capacity(TOTAL)
             .send()
             .await?;
         out.item.map(item::from_item).transpose()
@@ -123,7 +130,13 @@ impl Store {
                 .map_err(|e| StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() })?;
             let mut attempt = 0u32;
             loop {
-                let out = self.client.batch_get_item().request_items(self.table(), pending).send().await?;
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(self.table(), pending)
+                    .return_consumed_capacity(TOTAL)
+                    .send()
+                    .await?;
                 if let Some(mut responses) = out.responses {
                     for item in responses.remove(self.table()).unwrap_or_default() {
                         found.push(item::from_item(item)?);
@@ -158,6 +171,7 @@ impl Store {
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
             )
+            .return_consumed_capacity(TOTAL)
             .send()
             .await
             .map_err(StoreError::from_put);
@@ -188,6 +202,7 @@ impl Store {
             .set_index_name(query.index.name().map(str::to_owned))
             .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
             .scan_index_forward(!query.newest_first)
+            .return_consumed_capacity(TOTAL)
             .expression_attribute_names("#pk", query.index.pk())
             .expression_attribute_names("#sk", query.index.sk())
             .expression_attribute_values(":pk", item::s(&query.pk))

@@ -129,6 +129,7 @@ impl Store {
             .set_key(Some(key_item(&change.key)))
             .update_expression(&e.update)
             .return_values(ReturnValue::AllNew)
+            .return_consumed_capacity(crate::TOTAL)
             .send()
             .await
             .map_err(StoreError::from_update)?;
@@ -233,8 +234,13 @@ impl Transaction {
     /// reason (see [`StoreError::failed`]).
     pub async fn send(self) -> Result<(), StoreError> {
         let Transaction { client, token, names, actions, .. } = self;
-        let result =
-            client.transact_write_items().set_transact_items(Some(actions)).client_request_token(token).send().await;
+        let result = client
+            .transact_write_items()
+            .set_transact_items(Some(actions))
+            .client_request_token(token)
+            .return_consumed_capacity(crate::TOTAL)
+            .send()
+            .await;
         match result {
             Ok(_) => Ok(()),
             Err(err) => {

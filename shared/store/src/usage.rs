@@ -1,0 +1,205 @@
+//! What a unit of work cost in DynamoDB: every request attempt it sent, by
+//! operation, with the capacity DynamoDB reports consumed.
+//!
+//! Every request the store sends asks for `ReturnConsumedCapacity: TOTAL`;
+//! the [`Recorder`] interceptor (installed on every client by
+//! [`crate::client::config`]) reads the answer and adds one [`Op`] to the
+//! [`Usage`] of the current task, if the task runs inside [`Usage::scope`].
+//! A function scopes each invocation, so its request line and metrics carry
+//! exactly that invocation's requests (concurrent requests in the local
+//! stack each have their own). Scopes nest: a request is recorded in every
+//! enclosing scope (a test can measure a handler that measures itself).
+//! Work spawned onto another task is outside the scope: keep an
+//! invocation's requests in its own task.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::operation::{
+    batch_get_item::BatchGetItemOutput, get_item::GetItemOutput, put_item::PutItemOutput, query::QueryOutput,
+    transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
+};
+use aws_sdk_dynamodb::types::ConsumedCapacity;
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+
+tokio::task_local! {
+    /// The usages the current task records into, innermost last.
+    static CURRENT: Arc<[Usage]>;
+}
+
+/// One request attempt sent to DynamoDB.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Op {
+    /// The operation, such as `Query` or `TransactWriteItems`.
+    pub op: String,
+    /// Read capacity units consumed, as DynamoDB reports them.
+    pub rcu: f64,
+    /// Write capacity units consumed, as DynamoDB reports them.
+    pub wcu: f64,
+    /// Items a `Query` or `GetItem`/`BatchGetItem` read (0 for writes).
+    pub items: u32,
+    /// Whether the attempt failed (throttled, condition failed, timed out...).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
+}
+
+/// The requests of one unit of work (an invocation). Cheap to clone: clones
+/// share the same list.
+#[derive(Clone, Debug, Default)]
+pub struct Usage(Arc<Mutex<Vec<Op>>>);
+
+/// Sums over a [`Usage`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// Request attempts sent.
+    pub requests: usize,
+    /// Read capacity units consumed.
+    pub rcu: f64,
+    /// Write capacity units consumed.
+    pub wcu: f64,
+    /// Items read.
+    pub items: u32,
+}
+
+impl Usage {
+    /// Runs `work` with this usage as the current task's: every request it
+    /// sends is recorded here.
+    pub async fn scope<F: Future>(&self, work: F) -> F::Output {
+        let mut chain = CURRENT.try_with(|c| c.to_vec()).unwrap_or_default();
+        chain.push(self.clone());
+        CURRENT.scope(chain.into(), work).await
+    }
+
+    /// The innermost usage of the current task, if it runs inside [`Usage::scope`].
+    pub fn current() -> Option<Usage> {
+        CURRENT.try_with(|c| c.last().cloned()).ok().flatten()
+    }
+
+    /// Every request recorded so far, in the order they ended.
+    pub fn ops(&self) -> Vec<Op> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Everything recorded so far, clearing the record.
+    pub fn take(&self) -> Vec<Op> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Requests, capacity and items so far.
+    pub fn totals(&self) -> Totals {
+        totals(&self.ops())
+    }
+
+    fn push(&self, op: Op) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(op);
+    }
+}
+
+/// Sums a list of requests.
+pub fn totals(ops: &[Op]) -> Totals {
+    ops.iter().fold(Totals::default(), |t, op| Totals {
+        requests: t.requests + 1,
+        rcu: t.rcu + op.rcu,
+        wcu: t.wcu + op.wcu,
+        items: t.items.saturating_add(op.items),
+    })
+}
+
+/// The interceptor that records each attempt into the current [`Usage`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Recorder;
+
+/// Reads and writes split out of one `ConsumedCapacity`: DynamoDB gives
+/// `ReadCapacityUnits`/`WriteCapacityUnits` on some answers and only
+/// `CapacityUnits` on others, which then count as the operation's kind.
+fn split(capacity: &ConsumedCapacity, write: bool) -> (f64, f64) {
+    match (capacity.read_capacity_units(), capacity.write_capacity_units()) {
+        (None, None) => {
+            let units = capacity.capacity_units().unwrap_or(0.0);
+            if write {
+                (0.0, units)
+            } else {
+                (units, 0.0)
+            }
+        }
+        (read, written) => (read.unwrap_or(0.0), written.unwrap_or(0.0)),
+    }
+}
+
+fn sum<'a>(capacities: impl IntoIterator<Item = &'a ConsumedCapacity>, write: bool) -> (f64, f64) {
+    capacities.into_iter().map(|c| split(c, write)).fold((0.0, 0.0), |(r, w), (cr, cw)| (r + cr, w + cw))
+}
+
+fn item_count(n: i32) -> u32 {
+    u32::try_from(n).unwrap_or(0)
+}
+
+/// Capacity (read, write) and items read of an operation's output.
+fn measure(output: &aws_smithy_runtime_api::client::interceptors::context::Output) -> ((f64, f64), u32) {
+    if let Some(o) = output.downcast_ref::<QueryOutput>() {
+        (sum(o.consumed_capacity(), false), item_count(o.count()))
+    } else if let Some(o) = output.downcast_ref::<GetItemOutput>() {
+        (sum(o.consumed_capacity(), false), u32::from(o.item().is_some()))
+    } else if let Some(o) = output.downcast_ref::<BatchGetItemOutput>() {
+        let items = o.responses().map_or(0, |r| r.values().map(Vec::len).sum::<usize>());
+        (sum(o.consumed_capacity(), false), u32::try_from(items).unwrap_or(u32::MAX))
+    } else if let Some(o) = output.downcast_ref::<PutItemOutput>() {
+        (sum(o.consumed_capacity(), true), 0)
+    } else if let Some(o) = output.downcast_ref::<UpdateItemOutput>() {
+        (sum(o.consumed_capacity(), true), 0)
+    } else if let Some(o) = output.downcast_ref::<TransactWriteItemsOutput>() {
+        (sum(o.consumed_capacity(), true), 0)
+    } else {
+        ((0.0, 0.0), 0)
+    }
+}
+
+impl Intercept for Recorder {
+    fn name(&self) -> &'static str {
+        "UsageRecorder"
+    }
+
+    fn read_after_attempt(
+        &self,
+        ctx: &FinalizerInterceptorContextRef<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let Ok(chain) = CURRENT.try_with(Arc::clone) else { return Ok(()) };
+        let op = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "?".to_owned());
+        let (((rcu, wcu), items), failed) = match ctx.output_or_error() {
+            Some(Ok(output)) => (measure(output), false),
+            _ => (((0.0, 0.0), 0), true),
+        };
+        let op = Op { op, rcu, wcu, items, failed };
+        for usage in chain.iter() {
+            usage.push(op.clone());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn scopes_nest_and_each_sees_its_own() {
+        let (outer, inner) = (Usage::default(), Usage::default());
+        assert!(Usage::current().is_none());
+        outer
+            .scope(async {
+                Usage::current().unwrap().push(Op { op: "A".into(), rcu: 1.0, wcu: 0.0, items: 1, failed: false });
+                inner.scope(async { assert_eq!(CURRENT.with(|c| c.len()), 2) }).await;
+            })
+            .await;
+        assert_eq!(outer.ops().len(), 1);
+        assert!(inner.ops().is_empty());
+        assert_eq!(outer.totals(), Totals { requests: 1, rcu: 1.0, wcu: 0.0, items: 1 });
+    }
+}

@@ -1,0 +1,241 @@
+//! Telemetry shared by every function: JSON log lines through `tracing`
+//! (the Lambda runtime's own tracing integration, always JSON, level from
+//! `AWS_LAMBDA_LOG_LEVEL`), CloudWatch Embedded Metric Format documents
+//! through `metrics_cloudwatch_embedded`, and what each invocation cost in
+//! DynamoDB ([`measure`], from [`store::Usage`]).
+//!
+//! A function calls [`init`] once in `main`; each invocation is one
+//! [`measure`]d future, then one log line ([`request`] or the stream
+//! processor's batch line) and one [`flush`] of its metrics. Without
+//! [`init`] (tests, the local stack's in-process handlers) metrics are
+//! no-ops and logs go wherever the process's subscriber sends them.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use lambda_runtime::tracing::subscriber::filter::{EnvFilter, LevelFilter};
+use metrics_cloudwatch_embedded::Collector;
+use store::usage::{Op, Totals, Usage};
+
+pub use lambda_runtime::tracing;
+pub use metrics;
+
+/// Environment variable Lambda sets from the function's `LoggingConfig`
+/// (`ApplicationLogLevel`); `RUST_LOG` is read when it is absent.
+pub const LOG_LEVEL_VAR: &str = "AWS_LAMBDA_LOG_LEVEL";
+/// Environment variable naming the CloudWatch metrics namespace.
+pub const NAMESPACE_VAR: &str = "METRICS_NAMESPACE";
+/// The namespace when [`NAMESPACE_VAR`] is not set.
+pub const DEFAULT_NAMESPACE: &str = "Marketplace";
+
+static METRICS: OnceLock<&'static Collector> = OnceLock::new();
+
+/// Logs and metrics for a Lambda function named `function` (the metrics'
+/// `function` dimension). Call once, first thing in `main`.
+pub fn init(function: &'static str) {
+    init_logs();
+    let namespace = std::env::var(NAMESPACE_VAR).unwrap_or_else(|_| DEFAULT_NAMESPACE.to_owned());
+    let collector = metrics_cloudwatch_embedded::Builder::new()
+        .cloudwatch_namespace(namespace)
+        .with_dimension("function", function)
+        .init();
+    match collector {
+        Ok(collector) => {
+            let _ = METRICS.set(collector);
+            describe_metrics();
+        }
+        Err(e) => tracing::error!(error = %e, "metrics disabled"),
+    }
+}
+
+/// JSON log lines on stdout, one object per event with its fields at the
+/// top level; the level from `AWS_LAMBDA_LOG_LEVEL` (or `RUST_LOG`), INFO by
+/// default. Does nothing if the process already has a subscriber.
+pub fn init_logs() {
+    let level =
+        std::env::var(LOG_LEVEL_VAR).ok().and_then(|l| l.parse::<LevelFilter>().ok()).unwrap_or(LevelFilter::INFO);
+    let filter = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
+    let _ = lambda_runtime::tracing::subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_target(false)
+        .with_env_filter(filter)
+        .try_init();
+}
+
+fn describe_metrics() {
+    use metrics::Unit;
+    metrics::describe_histogram!("Latency", Unit::Milliseconds, "handler time");
+    metrics::describe_counter!("Requests", Unit::Count, "invocations by route");
+    metrics::describe_counter!("Errors", Unit::Count, "5xx answers");
+    metrics::describe_counter!("ClientErrors", Unit::Count, "4xx answers");
+    metrics::describe_histogram!("DynamoDBRequests", Unit::Count, "request attempts per invocation");
+    metrics::describe_histogram!("ReadCapacity", Unit::Count, "read capacity units per invocation");
+    metrics::describe_histogram!("WriteCapacity", Unit::Count, "write capacity units per invocation");
+    metrics::describe_histogram!("Records", Unit::Count, "stream records per batch");
+    metrics::describe_histogram!("Writes", Unit::Count, "writes per stream batch");
+    metrics::describe_counter!("Failures", Unit::Count, "stream records reported for retry");
+    metrics::describe_counter!("Malformed", Unit::Count, "stream records skipped");
+}
+
+/// What one invocation cost: its DynamoDB requests and its time.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    /// Every request attempt, in the order they ended.
+    pub ops: Vec<Op>,
+    /// Their sums.
+    pub totals: Totals,
+    /// Time in the handler.
+    pub elapsed: Duration,
+}
+
+impl Measured {
+    /// Handler time in milliseconds, to the microsecond.
+    pub fn latency_ms(&self) -> f64 {
+        (self.elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0
+    }
+
+    /// The requests in one short string, e.g. `Query(0.5r,3i) TransactWriteItems(4w)`.
+    pub fn ops_summary(&self) -> String {
+        self.ops
+            .iter()
+            .map(|op| {
+                let mut parts = Vec::new();
+                if op.rcu > 0.0 {
+                    parts.push(format!("{}r", op.rcu));
+                }
+                if op.wcu > 0.0 {
+                    parts.push(format!("{}w", op.wcu));
+                }
+                if op.items > 0 {
+                    parts.push(format!("{}i", op.items));
+                }
+                if op.failed {
+                    parts.push("failed".to_owned());
+                }
+                format!("{}({})", op.op, parts.join(","))
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Runs one invocation's work, recording every DynamoDB request it sends
+/// (in its own task) and its time.
+pub async fn measure<F: Future>(work: F) -> (F::Output, Measured) {
+    let usage = Usage::default();
+    let started = Instant::now();
+    let output = usage.scope(work).await;
+    let elapsed = started.elapsed();
+    let ops = usage.take();
+    let totals = store::usage::totals(&ops);
+    (output, Measured { ops, totals, elapsed })
+}
+
+/// The API request line and the route's metrics. Nothing personal: the
+/// route is the template (`GET /users/{userId}`), never the path, and a
+/// client error logs its code, not its message.
+pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: Option<(&str, &str)>) {
+    let t = &m.totals;
+    let ops = m.ops_summary();
+    match error {
+        Some((code, cause)) if status >= 500 => tracing::error!(
+            requestId = request_id,
+            route,
+            status,
+            latencyMs = m.latency_ms(),
+            requests = t.requests,
+            rcu = t.rcu,
+            wcu = t.wcu,
+            items = t.items,
+            ops,
+            code,
+            error = cause,
+            "request failed"
+        ),
+        Some((code, _)) => tracing::info!(
+            requestId = request_id,
+            route,
+            status,
+            latencyMs = m.latency_ms(),
+            requests = t.requests,
+            rcu = t.rcu,
+            wcu = t.wcu,
+            items = t.items,
+            ops,
+            code,
+            "request"
+        ),
+        None => tracing::info!(
+            requestId = request_id,
+            route,
+            status,
+            latencyMs = m.latency_ms(),
+            requests = t.requests,
+            rcu = t.rcu,
+            wcu = t.wcu,
+            items = t.items,
+            ops,
+            "request"
+        ),
+    }
+    let route = route.to_owned();
+    metrics::counter!("Requests", "route" => route.clone()).increment(1);
+    if status >= 500 {
+        metrics::counter!("Errors", "route" => route.clone()).increment(1);
+    } else if status >= 400 {
+        metrics::counter!("ClientErrors", "route" => route.clone()).increment(1);
+    }
+    metrics::histogram!("Latency", "route" => route.clone()).record(m.latency_ms());
+    capacity(m, Some(route));
+}
+
+/// Records an invocation's DynamoDB requests and capacity (labelled by
+/// route for the API, unlabelled for the stream processor).
+pub fn capacity(m: &Measured, route: Option<String>) {
+    let labels: Vec<(&'static str, String)> = route.into_iter().map(|r| ("route", r)).collect();
+    metrics::histogram!("DynamoDBRequests", &labels).record(m.totals.requests as f64);
+    metrics::histogram!("ReadCapacity", &labels).record(m.totals.rcu);
+    metrics::histogram!("WriteCapacity", &labels).record(m.totals.wcu);
+}
+
+/// Writes the metrics recorded since the last flush as EMF documents on
+/// stdout, carrying the request id. A no-op without [`init`].
+pub fn flush(request_id: &str) {
+    if let Some(collector) = METRICS.get() {
+        let out = std::io::stdout();
+        let mut out = out.lock();
+        if let Err(e) = collector.set_property("requestId", request_id.to_owned()).flush(&mut out) {
+            tracing::warn!(error = %e, "metrics not written");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_summary_names_each_request() {
+        let op = |name: &str, rcu, wcu, items, failed| Op { op: name.to_owned(), rcu, wcu, items, failed };
+        let m = Measured {
+            ops: vec![
+                op("Query", 0.5, 0.0, 3, false),
+                op("TransactWriteItems", 0.0, 4.0, 0, false),
+                op("GetItem", 0.0, 0.0, 0, true),
+            ],
+            ..Measured::default()
+        };
+        assert_eq!(m.ops_summary(), "Query(0.5r,3i) TransactWriteItems(4w) GetItem(failed)");
+    }
+
+    #[tokio::test]
+    async fn measure_times_the_work_and_has_no_requests_without_a_client() {
+        let ((), m) = measure(async { tokio::task::yield_now().await }).await;
+        assert_eq!(m.totals.requests, 0);
+        assert!(m.latency_ms() >= 0.0);
+    }
+}
