@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use keyschema::schema::{Index, STREAM_VIEW, TTL};
 use local_stack::template::Template;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 fn strs<'a>(v: &'a Value, path: &[&str]) -> Vec<&'a Value> {
     let mut node = v;
@@ -130,7 +130,7 @@ fn policies_grant_only_used_indexes_and_no_scan() {
     ];
     for (function, indexes) in expected {
         let props = t.properties(function).unwrap();
-        let text = serde_yaml::to_string(&props["Policies"]).unwrap();
+        let text = serde_norway::to_string(&props["Policies"]).unwrap();
         assert!(!text.contains("Scan"), "{function} may Scan");
         assert!(!text.contains("dynamodb:*"), "{function} has a wildcard");
         assert!(!text.contains("dynamodb:Scan"), "{function} may Scan");
@@ -162,7 +162,7 @@ fn stream_mapping_is_bounded_with_a_destination() {
 fn openapi_matches_the_template() {
     let t = Template::project().unwrap();
     let path = local_stack::dynamodb_local::workspace_root().join("openapi.yaml");
-    let doc: Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let doc: Value = serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut described = BTreeSet::new();
     let mut public = BTreeSet::new();
     for (path, item) in doc["paths"].as_mapping().unwrap() {

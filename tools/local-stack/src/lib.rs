@@ -9,6 +9,7 @@
 
 pub mod demo;
 pub mod dynamodb_local;
+pub mod explore;
 pub mod functions;
 pub mod jwt;
 pub mod server;

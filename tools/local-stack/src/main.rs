@@ -3,6 +3,7 @@
 //! ```text
 //! local-stack                      serve on 127.0.0.1:3000 (PORT to change)
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
+//! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! ```
 
 use std::sync::Arc;
@@ -17,8 +18,9 @@ async fn main() {
     let result = match args.first().map(String::as_str) {
         None | Some("serve") => serve().await,
         Some("token") => token(&args[1..]),
+        Some("explore") => local_stack::explore::run(&args[1..]).await,
         Some(other) => {
-            Err(format!("unknown command `{other}`; use `serve` or `token <sub> [--admin] [--ttl SECONDS]`"))
+            Err(format!("unknown command `{other}`; use `serve`, `token <sub> [--admin] [--ttl SECONDS]` or `explore`"))
         }
     };
     if let Err(e) = result {
@@ -43,6 +45,7 @@ fn token(args: &[String]) -> Result<(), String> {
 
 async fn serve() -> Result<(), String> {
     let started = std::time::Instant::now();
+    telemetry::init_logs();
     let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(3000);
     let table = std::env::var(store::TABLE_VAR).unwrap_or_else(|_| local_stack::DEFAULT_TABLE.to_owned());
     let dynamo = tokio::task::spawn_blocking(DynamoDbLocal::start)

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 /// One `HttpApi` event of a function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl Template {
     /// Reads and parses a template file.
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let doc = serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let doc = serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Template { doc })
     }
 
