@@ -15,3 +15,4 @@ mod reviews;
 mod stream;
 mod template;
 mod users;
+mod workbench;
