@@ -3,6 +3,7 @@
 //! client, and a builder for API Gateway v2 events.
 
 pub mod faults;
+pub mod reads;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -31,16 +31,6 @@ pub use request_log::RequestLog;
 pub use tx::Transaction;
 pub use usage::Usage;
 
-/// Writes one JSON log line to stderr (CloudWatch Logs takes each line as
-/// one event): `{"level": .., ...fields}`. The one log helper of every function.
-pub fn log_json(level: &str, fields: serde_json::Value) {
-    let mut line = serde_json::json!({ "level": level });
-    if let (Some(line), serde_json::Value::Object(fields)) = (line.as_object_mut(), fields) {
-        line.extend(fields);
-    }
-    eprintln!("{line}");
-}
-
 /// Every request asks DynamoDB for the capacity it consumed (see [`usage`]).
 pub(crate) const TOTAL: aws_sdk_dynamodb::types::ReturnConsumedCapacity =
     aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total;
@@ -193,6 +183,29 @@ impl Store {
         limit: u16,
         start: Option<StartKey>,
     ) -> Result<Page<T>, StoreError> {
+        self.query_reading(query, limit, start, 1).await
+    }
+
+    /// [`Store::query`] without the look-ahead item: reads at most `limit`
+    /// items. `next` is DynamoDB's `LastEvaluatedKey`, which it also returns
+    /// when the page ends exactly at `limit`: `None` proves the query has
+    /// nothing more, `Some` does not prove there is more.
+    pub async fn query_exact<T: DeserializeOwned>(
+        &self,
+        query: &KeyQuery,
+        limit: u16,
+        start: Option<StartKey>,
+    ) -> Result<Page<T>, StoreError> {
+        self.query_reading(query, limit, start, 0).await
+    }
+
+    async fn query_reading<T: DeserializeOwned>(
+        &self,
+        query: &KeyQuery,
+        limit: u16,
+        start: Option<StartKey>,
+        look_ahead: usize,
+    ) -> Result<Page<T>, StoreError> {
         let limit = usize::from(limit.max(1));
         let start = start.map(|s| check_start_key(query, s)).transpose()?;
         let mut req = self
@@ -200,7 +213,7 @@ impl Store {
             .query()
             .table_name(self.table())
             .set_index_name(query.index.name().map(str::to_owned))
-            .limit(i32::try_from(limit + 1).unwrap_or(i32::MAX))
+            .limit(i32::try_from(limit + look_ahead).unwrap_or(i32::MAX))
             .scan_index_forward(!query.newest_first)
             .return_consumed_capacity(TOTAL)
             .expression_attribute_names("#pk", query.index.pk())

@@ -1,0 +1,353 @@
+//! The sharded status index (`GET /orders?status=&from=&to=`): random walks
+//! come back exact (every order once, newest first, full pages), and what a
+//! page costs: items read per item returned, queries, rounds and capacity,
+//! measured on the real client by [`integration_tests::reads`].
+
+use std::fmt::Write as _;
+
+use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use integration_tests::reads::{PageCost, Reads};
+use integration_tests::{orders, req, As, TestTable};
+use keyschema::ids::{OrderId, UserId};
+use keyschema::model::{Money, Order, OrderLine, OrderStatus};
+use ulid::Ulid;
+
+/// 2026-01-01T00:00:00Z.
+const T0: u64 = 1_767_225_600_000;
+
+/// A small deterministic generator (SplitMix64): the cases are the same on
+/// every run, and a failing case names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.below(from.len() as u64) as usize]
+    }
+    /// 80 random bits, for a ULID.
+    fn random80(&mut self) -> u128 {
+        ((u128::from(self.next()) << 64) | u128::from(self.next())) & ((1u128 << 80) - 1)
+    }
+}
+
+/// An order as the handlers write it (the read path is under test).
+fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
+    Order {
+        order_id: id,
+        buyer_id: "bulk".parse::<UserId>().unwrap(),
+        seller_id: None,
+        listing_id: None,
+        status,
+        total: Money::from_cents(100),
+        lines: vec![OrderLine { item_id: "01JF8Z5Q000000000000000004".into(), qty: 1 }],
+        shard: keyschema::shard::order_shard(&id, shards),
+        buyer_review_id: None,
+        seller_review_id: None,
+        created_at: keyschema::time::rfc3339(id.timestamp_ms()),
+        updated_at: keyschema::time::rfc3339(id.timestamp_ms()),
+    }
+}
+
+/// An order id at `ms` whose shard (of `shards`) is `shard`.
+fn id_in_shard(rng: &mut Rng, ms: u64, shards: u16, shard: u16) -> OrderId {
+    let random = rng.random80();
+    let random = random - random % u128::from(shards) + u128::from(shard);
+    let random = if random >= 1u128 << 80 { random - u128::from(shards) } else { random };
+    let id = OrderId::from_ulid(Ulid::from_parts(ms, random));
+    assert_eq!(keyschema::shard::order_shard(&id, shards), shard);
+    id
+}
+
+/// Writes the orders' items (with every key from `keyschema`) in batches.
+async fn put_orders(t: &TestTable, all: &[Order]) {
+    let mut batches = tokio::task::JoinSet::new();
+    for chunk in all.chunks(25) {
+        let requests: Vec<WriteRequest> = chunk
+            .iter()
+            .map(|o| {
+                let put = PutRequest::builder().set_item(Some(store::item::to_item(o).unwrap())).build().unwrap();
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        let (client, table) = (t.deps.store.client().clone(), t.deps.store.table().to_owned());
+        batches.spawn(async move {
+            let mut pending = requests;
+            while !pending.is_empty() {
+                let out = client.batch_write_item().request_items(&table, pending).send().await.unwrap();
+                pending = out.unprocessed_items.and_then(|mut u| u.remove(&table)).unwrap_or_default();
+            }
+        });
+        if batches.len() >= 8 {
+            batches.join_next().await.unwrap().unwrap();
+        }
+    }
+    while let Some(done) = batches.join_next().await {
+        done.unwrap();
+    }
+    t.requests();
+}
+
+/// One walk through `GET /orders` to the end.
+struct Walk {
+    ids: Vec<OrderId>,
+    /// Items on each page, and what the page cost.
+    pages: Vec<(usize, PageCost)>,
+}
+
+#[derive(Clone, Debug)]
+struct Query {
+    status: Option<OrderStatus>,
+    from: Option<u64>,
+    to: Option<u64>,
+    limit: u16,
+}
+
+async fn walk(t: &TestTable, reads: &Reads, shards: u16, q: &Query) -> Walk {
+    let (mut ids, mut pages, mut cursor) = (Vec::new(), Vec::new(), None::<String>);
+    reads.take();
+    loop {
+        let mut r = req("GET /orders").query("limit", q.limit).by(As::Admin);
+        if let Some(s) = q.status {
+            r = r.query("status", s.as_str());
+        }
+        if let Some(from) = q.from {
+            r = r.query("from", keyschema::time::rfc3339(from));
+        }
+        if let Some(to) = q.to {
+            r = r.query("to", keyschema::time::rfc3339(to));
+        }
+        if let Some(c) = &cursor {
+            r = r.query("cursor", c);
+        }
+        let page = orders(&t.deps, shards, r).await;
+        assert_eq!(page.status, 200, "{q:?}: {:?}", page.body);
+        let sent = t.requests();
+        assert!(sent.iter().all(|op| op == "Query"), "{sent:?}");
+        let cost = PageCost::of(&reads.take());
+        assert_eq!(cost.queries, sent.len(), "every query was seen");
+        let page_ids: Vec<OrderId> = page.item_field("orderId").iter().map(|s| s.parse().unwrap()).collect();
+        pages.push((page_ids.len(), cost));
+        ids.extend(page_ids);
+        cursor = page.next_cursor();
+        if cursor.is_none() {
+            return Walk { ids, pages };
+        }
+        assert!(pages.len() <= 10_000, "the walk ends");
+    }
+}
+
+/// Every order of the query exactly once, newest first, in full pages: each
+/// page but the last holds `limit` orders, the last at least one (no empty
+/// page behind a cursor), unless there is nothing at all.
+fn assert_exact(walk: &Walk, all: &[Order], q: &Query, case: &str) {
+    let mut want: Vec<OrderId> = all
+        .iter()
+        .filter(|o| q.status.is_none_or(|s| s == o.status))
+        .filter(|o| q.from.is_none_or(|f| o.order_id.timestamp_ms() >= f))
+        .filter(|o| q.to.is_none_or(|to| o.order_id.timestamp_ms() < to))
+        .map(|o| o.order_id)
+        .collect();
+    want.sort_by(|a, b| b.cmp(a));
+    assert_eq!(walk.ids.len(), want.len(), "{case}: as many orders as the query holds");
+    assert_eq!(walk.ids, want, "{case}: every order exactly once, newest first");
+    let sizes: Vec<usize> = walk.pages.iter().map(|(n, _)| *n).collect();
+    let (last, full) = sizes.split_last().unwrap();
+    assert!(full.iter().all(|n| *n == usize::from(q.limit)), "{case}: full pages {sizes:?}");
+    assert!(*last >= usize::from(!want.is_empty()) && *last <= usize::from(q.limit), "{case}: last page {sizes:?}");
+    for (i, (_, cost)) in walk.pages.iter().enumerate() {
+        assert!(cost.rounds <= 2, "{case}: page {i} took {} rounds", cost.rounds);
+    }
+}
+
+/// Random tables (shards, how orders fall on them, statuses, bursts within
+/// one millisecond) walked with random limits, filters and date ranges.
+#[tokio::test]
+async fn random_walks_are_exact() {
+    for seed in 1..=24u64 {
+        let mut rng = Rng(seed);
+        let shards = rng.pick(&[1u16, 2, 3, 7, 10, 30]);
+        let n = rng.below(301) as usize;
+        // How orders fall on shards: uniform, mostly one, only some, or one.
+        let spread = rng.below(4);
+        let some: Vec<u16> = (0..shards).filter(|_| rng.below(3) == 0).collect();
+        let statuses: Vec<OrderStatus> =
+            if rng.below(3) == 0 { vec![OrderStatus::Pending] } else { OrderStatus::ALL.to_vec() };
+        let mut all = Vec::with_capacity(n);
+        let mut ms = T0;
+        for _ in 0..n {
+            // Up to an hour apart, and a quarter in the same millisecond as the last.
+            if rng.below(4) != 0 {
+                ms += 1 + rng.below(3_600_000);
+            }
+            let shard = match spread {
+                0 => rng.below(u64::from(shards)) as u16,
+                1 if rng.below(10) < 7 => 0,
+                1 => rng.below(u64::from(shards)) as u16,
+                2 if !some.is_empty() => rng.pick(&some),
+                _ => shards - 1,
+            };
+            let status = if rng.below(2) == 0 { statuses[0] } else { rng.pick(&statuses) };
+            all.push(order(id_in_shard(&mut rng, ms, shards, shard), status, shards));
+        }
+        let (t, reads) = TestTable::with_reads().await;
+        put_orders(&t, &all).await;
+        for walk_no in 0..3 {
+            let status = if rng.below(3) == 0 { None } else { Some(rng.pick(&statuses)) };
+            let partitions = u64::from(shards) * if status.is_some() { 1 } else { 5 };
+            let end = ms + 1;
+            let time = |rng: &mut Rng| T0 + rng.below(end - T0 + 1);
+            let (from, to) = match rng.below(4) {
+                0 => (None, None),
+                1 => (Some(time(&mut rng)), None),
+                2 => (None, Some(time(&mut rng))),
+                _ => {
+                    let (a, b) = (time(&mut rng), time(&mut rng));
+                    (Some(a.min(b)), Some(a.max(b).max(a.min(b) + 1)))
+                }
+            };
+            // Small limits too, but not so many pages that the walk is slow.
+            let most = if rng.below(2) == 0 { 10 } else { 100 };
+            let mut limit = 1 + rng.below(most);
+            while (n as u64 / limit + 1) * partitions > 1_500 {
+                limit += 1 + limit / 2;
+            }
+            let q = Query { status, from, to, limit: limit.min(100) as u16 };
+            let case = format!("seed {seed} walk {walk_no}: {n} orders on {shards} shards (spread {spread}), {q:?}");
+            let w = walk(&t, &reads, shards, &q).await;
+            assert_exact(&w, &all, &q, &case);
+        }
+    }
+}
+
+/// Seeds `n` orders an hour apart at uniformly random shards, with
+/// statuses from `statuses`.
+fn hourly(rng: &mut Rng, n: usize, shards: u16, statuses: &[OrderStatus]) -> Vec<Order> {
+    (0..n)
+        .map(|i| {
+            let id = OrderId::from_ulid(Ulid::from_parts(T0 + i as u64 * 3_600_000, rng.random80()));
+            order(id, rng.pick(statuses), shards)
+        })
+        .collect()
+}
+
+/// What a walk cost, per item returned and per page.
+struct Costs {
+    returned: usize,
+    read: i64,
+    pages: usize,
+    queries_mean: f64,
+    queries_max: usize,
+    rounds_mean: f64,
+    rounds_max: usize,
+    capacity_mean: f64,
+    billed_mean: f64,
+}
+
+impl Costs {
+    fn of(w: &Walk) -> Self {
+        let pages = w.pages.len();
+        let mean = |f: &dyn Fn(&PageCost) -> f64| w.pages.iter().map(|(_, c)| f(c)).sum::<f64>() / pages as f64;
+        Costs {
+            returned: w.ids.len(),
+            read: w.pages.iter().map(|(_, c)| c.items).sum(),
+            pages,
+            queries_mean: mean(&|c| c.queries as f64),
+            queries_max: w.pages.iter().map(|(_, c)| c.queries).max().unwrap_or(0),
+            rounds_mean: mean(&|c| c.rounds as f64),
+            rounds_max: w.pages.iter().map(|(_, c)| c.rounds).max().unwrap_or(0),
+            capacity_mean: mean(&|c| c.capacity),
+            billed_mean: mean(&|c| c.billed),
+        }
+    }
+
+    fn ratio(&self) -> f64 {
+        self.read as f64 / self.returned.max(1) as f64
+    }
+}
+
+const HEADER: &str = "| shards | statuses | limit | pages | items read / returned | queries/page mean (max) | rounds/page mean (max) | RCU/page (DynamoDB Local) | RCU/page (min 0.5/query) |\n|---|---|---|---|---|---|---|---|---|\n";
+
+/// Seeds 1,000 orders of one status and 1,000 of all five (two tables) at
+/// `shards`, walks each at every limit, checks the walks are exact, and
+/// returns the table rows and the costs.
+async fn measure(shards: u16, limits: &[u16], statuses: &[bool]) -> (String, Vec<(bool, u16, Costs)>) {
+    let mut rng = Rng(u64::from(shards));
+    let (mut rows, mut costs) = (String::new(), Vec::new());
+    for &one in statuses {
+        let all = if one {
+            hourly(&mut rng, 1_000, shards, &[OrderStatus::Pending])
+        } else {
+            hourly(&mut rng, 1_000, shards, OrderStatus::ALL)
+        };
+        let (t, reads) = TestTable::with_reads().await;
+        put_orders(&t, &all).await;
+        for &limit in limits {
+            let q = Query { status: one.then_some(OrderStatus::Pending), from: None, to: None, limit };
+            let w = walk(&t, &reads, shards, &q).await;
+            assert_exact(&w, &all, &q, &format!("{shards} shards, {q:?}"));
+            let c = Costs::of(&w);
+            writeln!(
+                rows,
+                "| {shards} | {} | {limit} | {} | {:.2} ({} / {}) | {:.1} ({}) | {:.2} ({}) | {:.1} | {:.1} |",
+                if one { "1 (status=)" } else { "5 (no status)" },
+                c.pages,
+                c.ratio(),
+                c.read,
+                c.returned,
+                c.queries_mean,
+                c.queries_max,
+                c.rounds_mean,
+                c.rounds_max,
+                c.capacity_mean,
+                c.billed_mean,
+            )
+            .unwrap();
+            costs.push((one, limit, c));
+        }
+    }
+    (rows, costs)
+}
+
+/// A walk through 1,000 orders of one status at 10 shards reads at most
+/// 1.5 orders per order returned at limit 50, and little more than the
+/// least a two-round exact page can at limit 20 (about 1.6, see the README),
+/// in at most two rounds of queries per page.
+#[tokio::test]
+async fn ten_shards_read_little_more_than_they_return() {
+    let (rows, costs) = measure(10, &[20, 50], &[true]).await;
+    println!("{HEADER}{rows}");
+    for (_, limit, c) in costs {
+        assert!(c.rounds_max <= 2, "limit {limit}: {} rounds", c.rounds_max);
+        let bound = if limit >= 50 { 1.5 } else { 1.7 };
+        assert!(c.ratio() <= bound, "limit {limit}: {:.2} orders read per order returned", c.ratio());
+        assert!(c.queries_max <= 20, "limit {limit}: {} queries on one page", c.queries_max);
+    }
+}
+
+/// The whole table: 1,000 orders at 3, 10 and 100 shards, one status and
+/// all five, limits 20 and 50 (about four minutes against DynamoDB Local:
+/// `cargo test -p integration-tests --test integration what_a_page_costs
+/// -- --ignored --nocapture`).
+#[tokio::test]
+#[ignore = "slow: prints the cost table of the README"]
+async fn what_a_page_costs() {
+    let mut table = String::from(HEADER);
+    for shards in [3u16, 10, 100] {
+        let (rows, costs) = measure(shards, &[20, 50], &[true, false]).await;
+        table.push_str(&rows);
+        for (_, limit, c) in costs {
+            assert!(c.rounds_max <= 2, "{shards} shards, limit {limit}: {} rounds", c.rounds_max);
+        }
+    }
+    println!("{table}");
+}
