@@ -1,6 +1,7 @@
 //! Integration tests against DynamoDB Local (started once for this binary,
 //! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
 
+mod capacity;
 mod catalog;
 mod events;
 mod faults;
@@ -12,7 +13,9 @@ mod messages;
 mod orders;
 mod price;
 mod reviews;
+mod sharded_reads;
 mod stream;
+mod stream_throughput;
 mod template;
 mod users;
 mod workbench;

@@ -359,9 +359,11 @@ async fn rating_aggregates_are_exact_under_replays_reorders_overlaps_and_faults(
     assert_aggregates_exact(&t, &users).await;
 
     // Writes failing in the middle of a batch (throttled past the SDK's
-    // three attempts: the first users' transactions fail for good), and
-    // Lambda retrying from the first failed record.
-    faults.inject("TransactWriteItems", Fault::Throttled, 30);
+    // three attempts: with every item's first transaction in flight at
+    // once, three throttles per item in flight make the first ones fail for
+    // good), and Lambda retrying from the first failed record.
+    let in_flight = u32::try_from(stream_processor::ITEMS_AT_ONCE).unwrap();
+    faults.inject("TransactWriteItems", Fault::Throttled, 3 * in_flight);
     let fresh = put_reviews(&t, &borrowed[..40].iter().map(|(u, _, r)| (*u, "zed", *r)).collect::<Vec<_>>()).await;
     assert_eq!(fresh.len(), 40);
     let newest: Vec<EventRecord> = stream_records(&t)

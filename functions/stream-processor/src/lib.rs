@@ -8,6 +8,10 @@
 //! Each decision is a conditional write on the listing's *current* state,
 //! not on the record's: a replayed, duplicated or reordered record (a stale
 //! "active" after "removed") fails its condition and changes nothing.
+//! The records of one listing in a batch cost at most one write: its last
+//! image decides (the earlier ones show older states of the listing, and
+//! every change after the last one brings a record of its own), so a batch
+//! of new records sends one write per flag that changes.
 //!
 //! **Rating aggregates, exactly once.** A review inserted adds its rating to
 //! the reviewed user's integer `ratingSum` and `reviewCount`; a review
@@ -20,19 +24,35 @@
 //! batches, reordering and retries after a partial failure find the
 //! markers already moved and change nothing. The reviews of one user in a
 //! batch are coalesced: one consistent `BatchGetItem` of their markers and
-//! one transaction (the user's `ADD` plus the markers that move); users are
-//! written concurrently, a bounded number at a time.
+//! one transaction (the user's `ADD` plus the markers that move).
+//!
+//! **Items concurrently, each in stream order.** A batch is grouped by the
+//! item it writes (a listing: its browse flag and its `favoriteCount`; a
+//! user: its rating aggregates), and the items are processed concurrently,
+//! [`ITEMS_AT_ONCE`] in flight, inside the handler's own task (no spawned
+//! task: per-request accounting is task-local). Within an item nothing is
+//! reordered: a listing's flag is decided by its last image in the batch
+//! (the earlier ones are superseded by it), its count changes are planned
+//! in stream order, and the flag is written before the aggregate, one
+//! request at a time, so no two writes of the batch meet on one item.
 //!
 //! **Failures.** A record that can never succeed (malformed) is logged and
 //! skipped, so it never holds up its shard; a transient failure (throttled,
 //! unavailable) is reported in `batchItemFailures`, so Lambda retries from
-//! it, and the markers make the retry safe.
+//! it, and the markers make the retry safe. With items running
+//! concurrently, a failure is reported for every record of the failed part
+//! of its item (the flag's records, or the aggregate's), in stream order:
+//! Lambda retries from the lowest, so every record not known to be applied
+//! is delivered again. Records after it of other items that succeeded are
+//! delivered again too; their conditions and markers find the work done
+//! and change nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+use futures_util::stream::{self, StreamExt};
 use keyschema::ids::{CategoryId, FavoriteId, ListingId, ReviewId, UserId};
 use keyschema::keys;
 use keyschema::model::{Favorite, FavoriteMarker, ListingStatus, MarkerState, Money, RatingMarker, Review};
@@ -43,7 +63,10 @@ use serde::Deserialize;
 use store::{Store, StoreError};
 use ulid::Ulid;
 
-/// How many users' aggregates are written at once.
+/// How many items (a listing's flag and count, a user's aggregates) a batch
+/// processes at once.
+pub const ITEMS_AT_ONCE: usize = 16;
+/// How many targets [`aggregate`] writes at once.
 pub const USERS_AT_ONCE: usize = 8;
 /// Most marker transitions in one transaction (DynamoDB allows 100 actions;
 /// one is the user's update).
@@ -123,23 +146,61 @@ pub struct BatchReport {
     pub malformed: usize,
     /// Writes sent (listing updates and aggregate transactions).
     pub writes: usize,
-    /// Sequence numbers reported as failed.
+    /// Distinct items the batch had work for (listings, users).
+    pub items: usize,
+    /// Listings that entered the browse index (or moved in it).
+    pub indexed: usize,
+    /// Listings that left the browse index.
+    pub unindexed: usize,
+    /// Targets whose aggregates (and markers) changed.
+    pub aggregated: usize,
+    /// Flag writes whose condition found the listing already right (a
+    /// stale or replayed record).
+    pub stale: usize,
+    /// Sequence numbers reported as failed, in stream order.
     pub failed: Vec<String>,
 }
 
-/// The Lambda handler: processes every record, reports the failed ones.
+/// The Lambda handler: processes every record, reports the failed ones;
+/// logs one `batch` line and writes the batch's metrics (EMF).
 pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoDbEventResponse, Infallible> {
-    let report = process_batch(store, &event.payload.records, &event.context.request_id).await;
-    store::log_json(
-        "INFO",
-        serde_json::json!({
-            "requestId": event.context.request_id,
-            "records": report.records,
-            "malformed": report.malformed,
-            "writes": report.writes,
-            "failed": report.failed.len(),
-        }),
-    );
+    let request_id = &event.context.request_id;
+    let (report, m) = telemetry::measure(process_batch(store, &event.payload.records, request_id)).await;
+    let t = &m.totals;
+    let level_error = !report.failed.is_empty();
+    macro_rules! batch_line {
+        ($level:ident) => {
+            telemetry::tracing::$level!(
+                requestId = request_id.as_str(),
+                records = report.records,
+                malformed = report.malformed,
+                items = report.items,
+                indexed = report.indexed,
+                unindexed = report.unindexed,
+                aggregated = report.aggregated,
+                stale = report.stale,
+                writes = report.writes,
+                failed = report.failed.len(),
+                latencyMs = m.latency_ms(),
+                requests = t.requests,
+                rcu = t.rcu,
+                wcu = t.wcu,
+                ops = m.ops_summary(),
+                "batch"
+            )
+        };
+    }
+    if level_error {
+        batch_line!(warn);
+    } else {
+        batch_line!(info);
+    }
+    telemetry::metrics::histogram!("Records").record(report.records as f64);
+    telemetry::metrics::histogram!("Writes").record(report.writes as f64);
+    telemetry::metrics::counter!("Failures").increment(report.failed.len() as u64);
+    telemetry::metrics::counter!("Malformed").increment(report.malformed as u64);
+    telemetry::capacity(&m, None);
+    telemetry::flush(request_id);
     let mut response = DynamoDbEventResponse::default();
     for sequence_number in report.failed {
         let mut failure = DynamoDbBatchItemFailure::default();
@@ -149,47 +210,170 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
     Ok(response)
 }
 
-/// Processes a batch: listing flags record by record, review records
-/// coalesced per user.
+/// Processes a batch, [`ITEMS_AT_ONCE`] items at a time.
 pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &str) -> BatchReport {
+    process_batch_with(store, records, request_id, ITEMS_AT_ONCE).await
+}
+
+/// Processes a batch with at most `concurrency` items in flight (1: one
+/// item after another): groups the records by item, in the order each item
+/// first appears; per item, writes the browse flag its last listing image
+/// asks for, then its coalesced count changes; reports the records of each
+/// part that failed.
+pub async fn process_batch_with(
+    store: &Store,
+    records: &[EventRecord],
+    request_id: &str,
+    concurrency: usize,
+) -> BatchReport {
     let mut report = BatchReport { records: records.len(), ..BatchReport::default() };
-    let mut counted = Vec::new();
-    for record in records {
-        let sequence_number = record.change.sequence_number.clone().unwrap_or_default();
+    let mut items = Items::default();
+    for (at, record) in records.iter().enumerate() {
         match classify(record) {
             Err(e) => {
                 report.malformed += 1;
                 log_failure(request_id, record, &e, "skipped: it can never succeed");
             }
             Ok(Work::Skip) => {}
-            Ok(Work::Count(change)) => counted.push(change),
-            Ok(Work::Listing(listing, indexed)) => match browse_flag(store, &listing, indexed).await {
-                Ok(Outcome::Skipped) => {}
-                Ok(_) => report.writes += 1,
-                Err(e) => {
-                    report.writes += 1;
-                    log_failure(request_id, record, &e, "reported for retry");
-                    report.failed.push(sequence_number);
-                }
-            },
+            Ok(Work::Count(change)) => items.of(change.target.clone()).counts.push((at, change)),
+            Ok(Work::Listing(listing, indexed)) => {
+                let work = items.of(Target::Listing(listing.listing_id));
+                work.flag_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
+                work.flag = Some((listing, indexed));
+            }
         }
     }
-    let (writes, failed) = aggregate(store, counted, request_id).await;
-    report.writes += writes;
-    report.failed.extend(failed);
+    report.items = items.work.len();
+    let mut failed = Vec::new();
+    for done in run_items(store, items, request_id, concurrency).await {
+        report.writes += done.writes;
+        report.indexed += usize::from(done.flag == Some(Outcome::Indexed));
+        report.unindexed += usize::from(done.flag == Some(Outcome::Unindexed));
+        report.stale += usize::from(done.flag == Some(Outcome::Stale));
+        report.aggregated += usize::from(done.aggregated);
+        failed.extend(done.failed);
+    }
+    failed.sort_unstable();
+    failed.dedup();
+    report.failed = failed.into_iter().filter_map(|at| records[at].change.sequence_number.clone()).collect();
     report
 }
 
+/// A batch's work, by item, in the order each item first appears.
+#[derive(Default)]
+struct Items {
+    work: Vec<(Target, ItemWork)>,
+    at: BTreeMap<Target, usize>,
+}
+
+impl Items {
+    fn of(&mut self, target: Target) -> &mut ItemWork {
+        let next = self.work.len();
+        let i = *self.at.entry(target.clone()).or_insert(next);
+        if i == next {
+            self.work.push((target, ItemWork::default()));
+        }
+        &mut self.work[i].1
+    }
+}
+
+/// What a batch asks of one item. Records are named by their position in
+/// the batch (or in the changes given to [`aggregate`]).
+#[derive(Default)]
+struct ItemWork {
+    /// The listing's records (position, sequence number), in stream order.
+    flag_records: Vec<(usize, String)>,
+    /// The last of them: it decides the flag (the earlier images are
+    /// older states of the same listing, superseded by it).
+    flag: Option<(ListingImage, bool)>,
+    /// Count changes of the item's aggregate, in stream order.
+    counts: Vec<(usize, CountChange)>,
+}
+
+/// What processing one item did.
+#[derive(Default)]
+struct ItemDone {
+    /// Writes sent.
+    writes: usize,
+    /// The browse flag's outcome, if the item had listing records.
+    flag: Option<Outcome>,
+    /// Whether its aggregates changed.
+    aggregated: bool,
+    /// Positions of the records to report.
+    failed: Vec<usize>,
+}
+
+/// Processes the items, at most `concurrency` at a time, all in the calling
+/// task (polled by `buffer_unordered`, never spawned).
+async fn run_items(store: &Store, items: Items, request_id: &str, concurrency: usize) -> Vec<ItemDone> {
+    stream::iter(items.work)
+        .map(|(target, work)| run_item(store, target, work, request_id))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// One item, one request at a time: the flag, then the aggregate. The two
+/// are independent (a failed flag does not hold back the count); a part
+/// that fails reports all its records.
+async fn run_item(store: &Store, target: Target, work: ItemWork, request_id: &str) -> ItemDone {
+    let mut done = ItemDone::default();
+    if let Some((listing, indexed)) = &work.flag {
+        match browse_flag(store, listing, *indexed).await {
+            Ok(Outcome::Skipped) => {}
+            Ok(outcome) => {
+                done.writes += 1;
+                done.flag = Some(outcome);
+            }
+            Err(e) => {
+                done.writes += 1;
+                log_item_failure(request_id, &target, &e, work.flag_records.iter().map(|(_, s)| s.as_str()));
+                done.failed.extend(work.flag_records.iter().map(|(at, _)| *at));
+            }
+        }
+    }
+    if !work.counts.is_empty() {
+        let (positions, changes): (Vec<usize>, Vec<CountChange>) = work.counts.into_iter().unzip();
+        match apply_target(store, &target, &changes).await {
+            Ok(n) => {
+                done.writes += n;
+                done.aggregated = n > 0;
+            }
+            Err(e) => {
+                log_item_failure(request_id, &target, &e, changes.iter().map(|c| c.sequence_number.as_str()));
+                done.failed.extend(positions);
+            }
+        }
+    }
+    done
+}
+
+fn log_item_failure<'a>(
+    request_id: &str,
+    target: &Target,
+    error: &dyn std::fmt::Display,
+    sequence_numbers: impl Iterator<Item = &'a str>,
+) {
+    let sequence_numbers: Vec<&str> = sequence_numbers.collect();
+    telemetry::tracing::error!(
+        requestId = request_id,
+        target = format!("{target:?}"),
+        error = %error,
+        records = sequence_numbers.len(),
+        firstSequenceNumber = sequence_numbers.first().copied().unwrap_or_default(),
+        action = "reported for retry",
+        "item failed"
+    );
+}
+
 fn log_failure(request_id: &str, record: &EventRecord, error: &dyn std::fmt::Display, action: &str) {
-    store::log_json(
-        "ERROR",
-        serde_json::json!({
-            "requestId": request_id,
-            "eventId": record.event_id,
-            "sequenceNumber": record.change.sequence_number,
-            "error": error.to_string(),
-            "action": action,
-        }),
+    telemetry::tracing::error!(
+        requestId = request_id,
+        eventId = record.event_id.as_str(),
+        sequenceNumber = record.change.sequence_number.as_deref().unwrap_or_default(),
+        error = %error,
+        action,
+        "record failed"
     );
 }
 
@@ -292,57 +476,25 @@ async fn browse_flag(store: &Store, listing: &ListingImage, indexed: bool) -> Re
     }
 }
 
-/// Applies counted changes to their targets' aggregates: one task per
-/// target, at most [`USERS_AT_ONCE`] at a time. Returns the writes sent and
-/// the sequence numbers of the records whose target could not be written.
+/// Applies counted changes to their targets' aggregates, coalesced per
+/// target, at most [`USERS_AT_ONCE`] targets at a time (in this task).
+/// Returns the writes sent and the sequence numbers of the records whose
+/// target could not be written, in the order given.
 pub async fn aggregate(store: &Store, changes: Vec<CountChange>, request_id: &str) -> (usize, Vec<String>) {
-    let mut by_target: BTreeMap<Target, Vec<CountChange>> = BTreeMap::new();
-    for change in changes {
-        by_target.entry(change.target.clone()).or_default().push(change);
+    let sequence_numbers: Vec<String> = changes.iter().map(|c| c.sequence_number.clone()).collect();
+    let mut items = Items::default();
+    for (at, change) in changes.into_iter().enumerate() {
+        items.of(change.target.clone()).counts.push((at, change));
     }
-    let every_record: Vec<String> = by_target.values().flatten().map(|c| c.sequence_number.clone()).collect();
     let (mut writes, mut failed) = (0, Vec::new());
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut settle = |joined: Result<TargetOutcome, tokio::task::JoinError>| match joined {
-        Ok((_, _, Ok(n))) => writes += n,
-        Ok((target, seqs, Err(e))) => {
-            store::log_json(
-                "ERROR",
-                serde_json::json!({ "requestId": request_id, "target": target, "error": e.to_string(), "records": seqs.len() }),
-            );
-            failed.extend(seqs);
-        }
-        // A task that did not finish: which of its records applied is
-        // unknown, so every counted record is retried (the markers make
-        // that safe).
-        Err(e) => {
-            store::log_json("ERROR", serde_json::json!({ "requestId": request_id, "error": e.to_string() }));
-            failed.extend(every_record.iter().cloned());
-        }
-    };
-    for (target, changes) in by_target {
-        if tasks.len() >= USERS_AT_ONCE {
-            if let Some(joined) = tasks.join_next().await {
-                settle(joined);
-            }
-        }
-        let store = store.clone();
-        tasks.spawn(async move {
-            let seqs = changes.iter().map(|c| c.sequence_number.clone()).collect();
-            let result = apply_target(&store, &target, &changes).await;
-            (format!("{target:?}"), seqs, result)
-        });
+    for done in run_items(store, items, request_id, USERS_AT_ONCE).await {
+        writes += done.writes;
+        failed.extend(done.failed);
     }
-    while let Some(joined) = tasks.join_next().await {
-        settle(joined);
-    }
-    failed.sort();
+    failed.sort_unstable();
     failed.dedup();
-    (writes, failed)
+    (writes, failed.into_iter().map(|at| sequence_numbers[at].clone()).collect())
 }
-
-/// A target, its records' sequence numbers and what applying them did.
-type TargetOutcome = (String, Vec<String>, Result<usize, StoreError>);
 
 /// An instance's marker before and after this batch, and its weight.
 type Transition = (Ulid, Option<MarkerState>, MarkerState, u8);
@@ -369,10 +521,7 @@ pub async fn apply_target(store: &Store, target: &Target, changes: &[CountChange
                 // never writes a review of a user or a favorite of a listing
                 // that does not exist, so it can never succeed; leave it
                 // (and its markers) alone.
-                store::log_json(
-                    "ERROR",
-                    serde_json::json!({ "target": format!("{target:?}"), "error": "the counted item does not exist" }),
-                );
+                telemetry::tracing::error!(target = format!("{target:?}"), "the counted item does not exist");
                 return Ok(sent);
             }
             Err((_, e)) => return Err(e),
