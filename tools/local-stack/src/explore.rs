@@ -287,17 +287,19 @@ fn print_items(items: &[Row], with_pk: bool) {
     }
 }
 
-/// The item's other attributes as `name=value`, shortened.
+/// The item's other attributes as `name=value`, shortened (the partition
+/// key is a column or the heading).
 fn fields(item: &Row, shown: &[&str]) -> String {
     let mut parts: Vec<String> = item
         .iter()
-        .filter(|(k, _)| !shown.contains(&k.as_str()))
+        .filter(|(k, _)| !shown.contains(&k.as_str()) && k.as_str() != "pk")
         .map(|(k, v)| match v {
             Value::String(s) => format!("{k}={}", cut(s, 24)),
             other => format!("{k}={}", cut(&other.to_string(), 24)),
         })
         .collect();
-    parts.sort();
+    // The entity's own fields first, alphabetically; timestamps last.
+    parts.sort_by_key(|p| (p.starts_with("createdAt=") || p.starts_with("updatedAt="), p.clone()));
     cut(&parts.join(" "), 100)
 }
 
