@@ -53,8 +53,7 @@ pub fn init(function: &'static str) {
 /// top level; the level from `AWS_LAMBDA_LOG_LEVEL` (or `RUST_LOG`), INFO by
 /// default. Does nothing if the process already has a subscriber.
 pub fn init_logs() {
-    let level =
-        std::env::var(LOG_LEVEL_VAR).ok().and_then(|l| l.parse::<LevelFilter>().ok()).unwrap_or(LevelFilter::INFO);
+    let level = std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l));
     let filter = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
     let _ = lambda_runtime::tracing::subscriber::fmt()
         .json()
@@ -64,6 +63,15 @@ pub fn init_logs() {
         .with_target(false)
         .with_env_filter(filter)
         .try_init();
+}
+
+/// Lambda's level names (`TRACE` .. `FATAL`) as a filter; `FATAL` is
+/// `ERROR` (tracing has no higher level), anything unknown `INFO`.
+fn level_filter(name: &str) -> LevelFilter {
+    if name.eq_ignore_ascii_case("fatal") {
+        return LevelFilter::ERROR;
+    }
+    name.parse().unwrap_or(LevelFilter::INFO)
 }
 
 fn describe_metrics() {
@@ -230,6 +238,14 @@ mod tests {
             ..Measured::default()
         };
         assert_eq!(m.ops_summary(), "Query(0.5r,3i) TransactWriteItems(4w) GetItem(failed)");
+    }
+
+    #[test]
+    fn lambda_log_levels_map_to_filters() {
+        assert_eq!(level_filter("DEBUG"), LevelFilter::DEBUG);
+        assert_eq!(level_filter("WARN"), LevelFilter::WARN);
+        assert_eq!(level_filter("FATAL"), LevelFilter::ERROR);
+        assert_eq!(level_filter("loud"), LevelFilter::INFO);
     }
 
     #[tokio::test]
