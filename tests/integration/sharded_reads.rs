@@ -81,10 +81,18 @@ async fn put_orders(t: &TestTable, all: &[Order]) {
             .collect();
         let (client, table) = (t.deps.store.client().clone(), t.deps.store.table().to_owned());
         batches.spawn(async move {
-            let mut pending = requests;
+            // Seeding only: a loaded machine can time a batch out (it is an
+            // idempotent put of the same items), so try it again.
+            let (mut pending, mut failures) = (requests, 0);
             while !pending.is_empty() {
-                let out = client.batch_write_item().request_items(&table, pending).send().await.unwrap();
-                pending = out.unprocessed_items.and_then(|mut u| u.remove(&table)).unwrap_or_default();
+                match client.batch_write_item().request_items(&table, pending.clone()).send().await {
+                    Ok(out) => pending = out.unprocessed_items.and_then(|mut u| u.remove(&table)).unwrap_or_default(),
+                    Err(e) if failures < 5 => {
+                        failures += 1;
+                        eprintln!("seeding batch failed ({e}); again");
+                    }
+                    Err(e) => panic!("seeding failed 6 times: {e}"),
+                }
             }
         });
         if batches.len() >= 8 {
