@@ -55,14 +55,29 @@ pub fn init(function: &'static str) {
 pub fn init_logs() {
     let level = std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l));
     let filter = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
-    let _ = lambda_runtime::tracing::subscriber::fmt()
+    let _ = json_lines(std::io::stdout).with_env_filter(filter).try_init();
+}
+
+/// The log format: one JSON object per line, the event's fields at the top
+/// level with the current span (the runtime's `requestId` and trace id).
+fn json_lines<W>(
+    writer: W,
+) -> lambda_runtime::tracing::subscriber::fmt::SubscriberBuilder<
+    lambda_runtime::tracing::subscriber::fmt::format::JsonFields,
+    lambda_runtime::tracing::subscriber::fmt::format::Format<lambda_runtime::tracing::subscriber::fmt::format::Json>,
+    LevelFilter,
+    W,
+>
+where
+    W: for<'a> lambda_runtime::tracing::subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
+{
+    lambda_runtime::tracing::subscriber::fmt()
         .json()
         .flatten_event(true)
         .with_current_span(true)
         .with_span_list(false)
         .with_target(false)
-        .with_env_filter(filter)
-        .try_init();
+        .with_writer(writer)
 }
 
 /// Lambda's level names (`TRACE` .. `FATAL`) as a filter; `FATAL` is
@@ -149,46 +164,28 @@ pub async fn measure<F: Future>(work: F) -> (F::Output, Measured) {
 pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: Option<(&str, &str)>) {
     let t = &m.totals;
     let ops = m.ops_summary();
+    // One field list for the three shapes of the line.
+    macro_rules! line {
+        ($level:ident, $message:literal $(, $name:ident = $value:expr)*) => {
+            tracing::$level!(
+                requestId = request_id,
+                route,
+                status,
+                latencyMs = m.latency_ms(),
+                requests = t.requests,
+                rcu = t.rcu,
+                wcu = t.wcu,
+                items = t.items,
+                ops
+                $(, $name = $value)*,
+                $message
+            )
+        };
+    }
     match error {
-        Some((code, cause)) if status >= 500 => tracing::error!(
-            requestId = request_id,
-            route,
-            status,
-            latencyMs = m.latency_ms(),
-            requests = t.requests,
-            rcu = t.rcu,
-            wcu = t.wcu,
-            items = t.items,
-            ops,
-            code,
-            error = cause,
-            "request failed"
-        ),
-        Some((code, _)) => tracing::info!(
-            requestId = request_id,
-            route,
-            status,
-            latencyMs = m.latency_ms(),
-            requests = t.requests,
-            rcu = t.rcu,
-            wcu = t.wcu,
-            items = t.items,
-            ops,
-            code,
-            "request"
-        ),
-        None => tracing::info!(
-            requestId = request_id,
-            route,
-            status,
-            latencyMs = m.latency_ms(),
-            requests = t.requests,
-            rcu = t.rcu,
-            wcu = t.wcu,
-            items = t.items,
-            ops,
-            "request"
-        ),
+        Some((code, cause)) if status >= 500 => line!(error, "request failed", code = code, error = cause),
+        Some((code, _)) => line!(info, "request", code = code),
+        None => line!(info, "request"),
     }
     let route = route.to_owned();
     metrics::counter!("Requests", "route" => route.clone()).increment(1);
@@ -246,6 +243,59 @@ mod tests {
         assert_eq!(level_filter("WARN"), LevelFilter::WARN);
         assert_eq!(level_filter("FATAL"), LevelFilter::ERROR);
         assert_eq!(level_filter("loud"), LevelFilter::INFO);
+    }
+
+    /// Captures what [`request`] logs, in the functions' format.
+    fn logged(status: u16, error: Option<(&str, &str)>) -> serde_json::Value {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_lines(move || writer.clone()).finish();
+        let m = Measured {
+            ops: vec![Op { op: "GetItem".into(), rcu: 0.5, wcu: 0.0, items: 1, failed: false }],
+            totals: Totals { requests: 1, rcu: 0.5, wcu: 0.0, items: 1 },
+            elapsed: Duration::from_micros(1500),
+        };
+        let dispatch = tracing::Dispatch::new(subscriber);
+        tracing::dispatcher::with_default(&dispatch, || request("r-1", "GET /users/{userId}", status, &m, error));
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        serde_json::from_str(text.trim()).unwrap()
+    }
+
+    #[test]
+    fn a_request_is_one_json_line_with_its_cost() {
+        let line = logged(200, None);
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["message"], "request");
+        assert_eq!(line["requestId"], "r-1");
+        assert_eq!(line["route"], "GET /users/{userId}");
+        assert_eq!(line["status"], 200);
+        assert_eq!(line["latencyMs"], 1.5);
+        assert_eq!((line["requests"].as_u64(), line["rcu"].as_f64()), (Some(1), Some(0.5)));
+        assert_eq!(line["ops"], "GetItem(0.5r,1i)");
+        assert!(line.get("code").is_none() && line.get("error").is_none());
+    }
+
+    #[test]
+    fn a_server_error_logs_its_cause_and_a_client_error_only_its_code() {
+        let line = logged(503, Some(("unavailable", "DynamoDB unavailable: timeout")));
+        assert_eq!((line["level"].as_str(), line["message"].as_str()), (Some("ERROR"), Some("request failed")));
+        assert_eq!(line["error"], "DynamoDB unavailable: timeout");
+        let line = logged(400, Some(("bad_request", "email: bob@example.com is taken")));
+        assert_eq!((line["level"].as_str(), line["code"].as_str()), (Some("INFO"), Some("bad_request")));
+        assert!(!line.to_string().contains("bob@example.com"), "a client error's message is not logged");
     }
 
     #[tokio::test]
