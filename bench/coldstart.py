@@ -1,23 +1,35 @@
 #!/usr/bin/env python3
-"""Cold start, invocation latency and peak memory of Lambda binaries.
+"""Cold start, invocation latency, peak memory and zip size of Lambda functions.
 
-Plays the Lambda Runtime API on loopback and runs each binary as Lambda
-would. Binaries are interleaved in one run, so their ratios are comparable
-on a noisy machine; absolute numbers are not the point.
+Plays the Lambda Runtime API on loopback and runs each target (a Rust binary
+or a custom-runtime bootstrap script such as bench/node/bootstrap) as Lambda
+would. Targets are interleaved in one run, so their ratios are comparable on
+a noisy machine; absolute numbers are not the point.
 
   init     process start -> first GET /invocation/next, in the AWS
            configuration (no DYNAMODB_ENDPOINT: credential chain, TLS setup)
   first    the first invocation of a fresh process (DynamoDB Local)
-  warm     median invocation after warm-up (DynamoDB Local), and p90
+  floor    what any function that reads one item must spend from process
+           start to its first answer: the reference's (hello's) init + first
+           invocation + one raw GetItem round trip (a fresh TCP connection
+           and one GetItem request to DynamoDB Local, sent by this script
+           without any SDK; measured interleaved with the cold starts)
+  warm     median invocation after warm-up (DynamoDB Local), and p90; the
+           ratio is against the baseline's (bare SDK, one GetItem)
   rss      peak resident memory (VmHWM) after the warm invocations
+  zip      deployment zip (deflate level 9) of the binary as `bootstrap`, or
+           of the script's whole folder (with node_modules) for a script
 
 Usage: bench/coldstart.py NAME=BINARY:EVENT_FILE ... [--cold N] [--warm N]
+         [--reference hello] [--baseline baseline] [--compare catalog=node]
 Needs DYNAMODB_ENDPOINT of a DynamoDB Local holding the demo data
 (./dev up prints it) and TABLE_NAME (default marketplace).
 """
 
 import argparse
+import http.client
 import http.server
+import io
 import json
 import os
 import queue
@@ -26,8 +38,12 @@ import statistics
 import subprocess
 import threading
 import time
+import urllib.parse
+import zipfile
 
 PREFIX = "/2018-06-01/runtime"
+# The demo product that events/catalog/get-product.json reads.
+RAW_KEY = {"pk": {"S": "PRODUCT#01JF8Z5Q000000000000000001"}, "sk": {"S": "#METADATA"}}
 
 
 class RuntimeApi:
@@ -97,9 +113,13 @@ class RuntimeApi:
         got_id, kind, seconds, answer = self.answers.get(timeout=30)
         if got_id != request_id or kind != "response":
             raise RuntimeError(f"{kind}: {answer[:300]!r}")
-        status = json.loads(answer).get("statusCode", 200)
-        if status >= 400:
-            raise RuntimeError(f"status {status}: {answer[:300]!r}")
+        out = json.loads(answer)
+        if isinstance(out, dict):
+            status = out.get("statusCode", 200)
+            if status >= 400:
+                raise RuntimeError(f"status {status}: {answer[:300]!r}")
+            if out.get("batchItemFailures"):  # a stream batch: every record must succeed
+                raise RuntimeError(f"batch item failures: {answer[:300]!r}")
         return seconds
 
 
@@ -169,6 +189,73 @@ def warm(api, binary, event, n):
         drain(api.events)
 
 
+class RawGetItem:
+    """One GetItem sent by hand (no SDK): the round trip any function pays."""
+
+    def __init__(self, endpoint, table):
+        url = urllib.parse.urlsplit(endpoint)
+        self.host, self.port = url.hostname, url.port or 80
+        self.body = json.dumps({"TableName": table, "Key": RAW_KEY}).encode()
+        # DynamoDB Local reads the access key and region from the header; it
+        # does not check the signature.
+        self.headers = {
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "DynamoDB_20120810.GetItem",
+            "X-Amz-Date": "20260101T000000Z",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + "0" * 64,
+        }
+
+    def _request(self, conn):
+        conn.request("POST", "/", body=self.body, headers=self.headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        if resp.status != 200 or b'"Item"' not in data:
+            raise RuntimeError(f"raw GetItem: {resp.status} {data[:300]!r}")
+
+    def fresh(self):
+        """Seconds for connect + one GetItem + the whole answer."""
+        start = time.perf_counter()
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._request(conn)
+        seconds = time.perf_counter() - start
+        conn.close()
+        return seconds
+
+    def kept_alive(self, n):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(20):
+            self._request(conn)
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            self._request(conn)
+            times.append(time.perf_counter() - start)
+        conn.close()
+        return times
+
+
+def zip_size(binary):
+    """Bytes of the deployment zip: the binary as `bootstrap`, or a script's folder."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        with open(binary, "rb") as f:
+            script = f.read(2) == b"#!"
+        if not script:
+            z.write(binary, "bootstrap")
+        else:
+            root = os.path.dirname(binary)
+            for folder, _, files in os.walk(root):
+                for name in sorted(files):
+                    path = os.path.join(folder, name)
+                    z.write(path, os.path.relpath(path, root))
+    return buf.tell()
+
+
 def ms(seconds):
     return f"{seconds * 1000:.2f}"
 
@@ -176,8 +263,11 @@ def ms(seconds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("targets", nargs="+", help="NAME=BINARY:EVENT_FILE")
-    parser.add_argument("--cold", type=int, default=20, help="cold starts per binary")
-    parser.add_argument("--warm", type=int, default=200, help="warm invocations per binary")
+    parser.add_argument("--cold", type=int, default=30, help="cold starts per target (each: one AWS-config init, one first invocation)")
+    parser.add_argument("--warm", type=int, default=200, help="warm invocations per target")
+    parser.add_argument("--reference", default="hello", help="the target init and the floor are measured against")
+    parser.add_argument("--baseline", default="baseline", help="the target warm invocations are measured against")
+    parser.add_argument("--compare", action="append", default=[], metavar="A=B", help="print A against B (cold start, warm, RSS)")
     args = parser.parse_args()
     targets = []
     for t in args.targets:
@@ -185,28 +275,56 @@ def main():
         binary, event_file = rest.rsplit(":", 1)
         with open(event_file) as f:
             targets.append((name, os.path.abspath(binary), f.read()))
+    names = [n for n, _, _ in targets]
+    for needed in [args.reference, args.baseline] + [n for c in args.compare for n in c.split("=", 1)]:
+        if needed not in names:
+            parser.error(f"no target named {needed!r}")
 
     api = RuntimeApi()
-    inits = {n: [] for n, _, _ in targets}
-    firsts = {n: [] for n, _, _ in targets}
+    raw = RawGetItem(os.environ["DYNAMODB_ENDPOINT"], os.environ.get("TABLE_NAME", "marketplace"))
+    raw_fresh = []
+    inits = {n: [] for n in names}
+    firsts = {n: [] for n in names}
     for _ in range(args.cold):
         for name, binary, event in targets:  # interleaved
             init, _ = cold(api, binary, event, aws=True)
             inits[name].append(init)
             _, first = cold(api, binary, event, aws=False)
             firsts[name].append(first)
-    rows = []
+            raw_fresh.append(raw.fresh())
+    raw_warm = raw.kept_alive(args.warm)
+
+    rows = {}
     for name, binary, event in targets:
         times, rss = warm(api, binary, event, args.warm)
         times.sort()
-        rows.append((name, statistics.median(inits[name]), statistics.median(firsts[name]),
-                     statistics.median(times), times[int(len(times) * 0.9)], rss, os.path.getsize(binary)))
-    base_init = rows[0][1]
-    print(f"{'binary':<12} {'init ms':>8} {'x ' + rows[0][0]:>10} {'first ms':>9} {'warm ms':>8} {'p90 ms':>7} {'rss MB':>7} {'size MB':>8}")
-    for name, init, first, med, p90, rss, size in rows:
-        print(f"{name:<12} {ms(init):>8} {init / base_init:>10.2f} {ms(first):>9} {ms(med):>8} {ms(p90):>7} "
-              f"{rss / 1024:>7.1f} {size / 1e6:>8.2f}")
-    print(f"({args.cold} cold starts and {args.warm} warm invocations each, medians; interleaved in one run)")
+        rows[name] = dict(init=statistics.median(inits[name]), first=statistics.median(firsts[name]),
+                          warm=statistics.median(times), p90=times[int(len(times) * 0.9)], rss=rss,
+                          zip=zip_size(binary))
+        rows[name]["cold"] = rows[name]["init"] + rows[name]["first"]
+
+    ref, base = rows[args.reference], rows[args.baseline]
+    raw_ms = statistics.median(raw_fresh)
+    floor = ref["init"] + ref["first"] + raw_ms
+    print(f"floor = {args.reference} init {ms(ref['init'])} + {args.reference} first {ms(ref['first'])} "
+          f"+ raw GetItem {ms(raw_ms)} (new connection; {ms(statistics.median(raw_warm))} kept alive) = {ms(floor)} ms")
+    head = (f"{'function':<17} {'init ms':>8} {'x ' + args.reference:>8} {'first ms':>9} {'init+first':>10} "
+            f"{'x floor':>8} {'warm ms':>8} {'x ' + args.baseline:>11} {'p90 ms':>7} {'rss MB':>7} {'zip MB':>7}")
+    print(head)
+    print("-" * len(head))
+    for name in names:
+        r = rows[name]
+        print(f"{name:<17} {ms(r['init']):>8} {r['init'] / ref['init']:>8.2f} {ms(r['first']):>9} {ms(r['cold']):>10} "
+              f"{r['cold'] / floor:>8.2f} {ms(r['warm']):>8} {r['warm'] / base['warm']:>11.2f} {ms(r['p90']):>7} "
+              f"{r['rss'] / 1024:>7.1f} {r['zip'] / 1e6:>7.2f}")
+    for pair in args.compare:
+        a, b = pair.split("=", 1)
+        ra, rb = rows[a], rows[b]
+        print(f"{a} vs {b}: cold start (init+first) {ms(ra['cold'])} / {ms(rb['cold'])} ms = {ra['cold'] / rb['cold']:.3f}x, "
+              f"warm {ms(ra['warm'])} / {ms(rb['warm'])} ms = {ra['warm'] / rb['warm']:.2f}x, "
+              f"peak RSS {ra['rss'] / 1024:.1f} / {rb['rss'] / 1024:.1f} MB = {ra['rss'] / rb['rss']:.2f}x")
+    print(f"({args.cold} cold starts (AWS-config init + first invocation) and {args.warm} warm invocations "
+          f"per target, medians; interleaved in one run)")
 
 
 if __name__ == "__main__":

@@ -63,19 +63,72 @@ fn retries() -> RetryConfig {
     RetryConfig::standard().with_max_attempts(3)
 }
 
+/// The HTTP(S) client, with its one connector built here, once.
+///
+/// The SDK's own client builds a connector (for HTTPS: a rustls config, whose
+/// trust store decodes the PEM roots) when the DynamoDB client is built, to
+/// validate it, throws it away, and builds it again for the first request.
+/// Here it is built once (at the same point as the SDK's validation) and
+/// handed to every request whose connector settings are `timeouts()`'s, so the
+/// first request no longer rebuilds it; other settings (a test that changes
+/// the timeouts) get the SDK's own client, as before.
 fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
-    let builder = aws_smithy_http_client::Builder::new();
-    if endpoint.is_plain_http() {
-        return builder.build_http();
+    use aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata;
+    use aws_smithy_runtime_api::client::http::{HttpClient, HttpConnectorSettings, SharedHttpConnector};
+    use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+
+    /// One prebuilt connector for the configured settings; the SDK's client otherwise.
+    #[derive(Debug)]
+    struct Prebuilt {
+        settings: HttpConnectorSettings,
+        connector: SharedHttpConnector,
+        sdk: SharedHttpClient,
     }
-    let native = std::env::var(NATIVE_ROOTS_VAR).is_ok_and(|v| v == "1");
-    let trust = if native {
-        TrustStore::default()
+
+    impl HttpClient for Prebuilt {
+        fn http_connector(
+            &self,
+            settings: &HttpConnectorSettings,
+            components: &RuntimeComponents,
+        ) -> SharedHttpConnector {
+            if settings.connect_timeout() == self.settings.connect_timeout()
+                && settings.read_timeout() == self.settings.read_timeout()
+            {
+                self.connector.clone()
+            } else {
+                self.sdk.http_connector(settings, components)
+            }
+        }
+
+        fn connector_metadata(&self) -> Option<ConnectorMetadata> {
+            self.sdk.connector_metadata()
+        }
+    }
+
+    let timeouts = timeouts();
+    let mut settings = HttpConnectorSettings::builder();
+    settings.set_connect_timeout(timeouts.connect_timeout());
+    settings.set_read_timeout(timeouts.read_timeout());
+    let settings = settings.build();
+    let connector = aws_smithy_http_client::Connector::builder().connector_settings(settings.clone());
+    let builder = aws_smithy_http_client::Builder::new();
+    let (connector, sdk) = if endpoint.is_plain_http() {
+        (connector.build_http(), builder.build_http())
     } else {
-        TrustStore::empty().with_pem_certificate(AMAZON_TRUST_SERVICES_PEM.as_bytes())
+        let native = std::env::var(NATIVE_ROOTS_VAR).is_ok_and(|v| v == "1");
+        let trust = if native {
+            TrustStore::default()
+        } else {
+            TrustStore::empty().with_pem_certificate(AMAZON_TRUST_SERVICES_PEM.as_bytes())
+        };
+        let tls = TlsContext::builder().with_trust_store(trust).build().unwrap_or_default();
+        let provider = tls::Provider::Rustls(CryptoMode::Ring);
+        (
+            connector.tls_provider(provider.clone()).tls_context(tls.clone()).build(),
+            builder.tls_provider(provider).tls_context(tls).build_https(),
+        )
     };
-    let tls = TlsContext::builder().with_trust_store(trust).build().unwrap_or_default();
-    builder.tls_provider(tls::Provider::Rustls(CryptoMode::Ring)).tls_context(tls).build_https()
+    SharedHttpClient::new(Prebuilt { settings, connector: SharedHttpConnector::new(connector), sdk })
 }
 
 /// A client configuration for the endpoint, ready for more settings (such as
@@ -100,6 +153,19 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
         .http_client(http)
         .timeout_config(timeouts())
         .retry_config(retries());
+    // On Lambda the credentials and the region are environment variables.
+    // The default chains try the environment first, so when it has them
+    // they give exactly these; but building the credential chain builds
+    // every link (profile, web identity with its own STS client, container,
+    // IMDS clients): 40% of a function's init instructions, for providers
+    // that are never asked. Elsewhere (no such variables) the chains are built.
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    if set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY") {
+        loader = loader.credentials_provider(aws_config::environment::EnvironmentVariableCredentialsProvider::new());
+    }
+    if std::env::var("AWS_REGION").is_ok() || std::env::var("AWS_DEFAULT_REGION").is_ok() {
+        loader = loader.region(aws_config::environment::EnvironmentVariableRegionProvider::new());
+    }
     if let Endpoint::Url(url) = endpoint {
         loader = loader.endpoint_url(url);
     }
