@@ -389,6 +389,31 @@ pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, Rec
     }
 }
 
+/// A decoding error without the values it quotes: serde's messages quote
+/// the offending value (`invalid type: string "..."`), which may be a
+/// review's text or an email, and the error is logged.
+fn redacted(error: &dyn std::fmt::Display) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in error.to_string().chars() {
+        match quote {
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {}
+            None => {
+                out.push(c);
+                if c == '"' || c == '`' {
+                    quote = Some(c);
+                }
+            }
+        }
+    }
+    out
+}
+
 fn classify(record: &EventRecord) -> Result<Work, RecordError> {
     let malformed = |what: String| RecordError::Malformed(what);
     let Some(sequence_number) = record.change.sequence_number.clone() else {
@@ -407,8 +432,8 @@ fn classify(record: &EventRecord) -> Result<Work, RecordError> {
         _ => return Err(malformed("image without entityType".into())),
     };
     if entity == EntityType::Listing.as_str() && record.event_name != "REMOVE" {
-        let listing: ListingImage =
-            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("listing image: {e}")))?;
+        let listing: ListingImage = serde_dynamo::from_item(image.clone())
+            .map_err(|e| malformed(format!("listing image: {}", redacted(&e))))?;
         // Indexed right: in GSI2, and in GSI3 at the price it has now.
         let price_key = keys::listing::by_price(&listing.category_id, listing.price, &listing.listing_id).sk;
         let indexed_right = image.contains_key(Index::Gsi2.pk())
@@ -419,7 +444,7 @@ fn classify(record: &EventRecord) -> Result<Work, RecordError> {
     }
     if entity == EntityType::Review.as_str() && record.event_name != "MODIFY" {
         let review: Review =
-            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("review image: {e}")))?;
+            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("review image: {}", redacted(&e))))?;
         if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
             return Err(malformed(format!("review rating {} out of range", review.rating)));
         }
@@ -432,8 +457,8 @@ fn classify(record: &EventRecord) -> Result<Work, RecordError> {
         }));
     }
     if entity == EntityType::Favorite.as_str() && record.event_name != "MODIFY" {
-        let favorite: Favorite =
-            serde_dynamo::from_item(image.clone()).map_err(|e| malformed(format!("favorite image: {e}")))?;
+        let favorite: Favorite = serde_dynamo::from_item(image.clone())
+            .map_err(|e| malformed(format!("favorite image: {}", redacted(&e))))?;
         return Ok(Work::Count(CountChange {
             sequence_number,
             instance: favorite.favorite_id.ulid(),
@@ -645,4 +670,18 @@ async fn write_transitions(
         sent += 1;
     }
     Ok(sent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoding_errors_are_logged_without_the_values_they_quote() {
+        assert_eq!(
+            redacted(&"invalid type: string \"bob@example.com\", expected u8 at `body`"),
+            "invalid type: string \"…\", expected u8 at `…`"
+        );
+        assert_eq!(redacted(&"missing field listingId"), "missing field listingId");
+    }
 }

@@ -143,7 +143,9 @@ macro_rules! routes {
             event: $crate::lambda_runtime::LambdaEvent<$crate::aws_lambda_events::apigw::ApiGatewayV2httpRequest>,
         ) -> Result<$crate::aws_lambda_events::apigw::ApiGatewayV2httpResponse, std::convert::Infallible> {
             let req = $crate::Request::from(event.payload);
-            let route = req.route_key().to_owned();
+            // The route key as logged and as a metric dimension: one of
+            // ours, never whatever a direct invocation made up.
+            let route = if ROUTES.contains(&req.route_key()) { req.route_key() } else { "unmatched" }.to_owned();
             let (outcome, measured) = $crate::telemetry::measure(Box::pin(dispatch($app, req))).await;
             $crate::log_request(&event.context.request_id, &route, &outcome, &measured);
             Ok($crate::to_event(outcome))

@@ -163,7 +163,7 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
     if set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY") {
         loader = loader.credentials_provider(aws_config::environment::EnvironmentVariableCredentialsProvider::new());
     }
-    if std::env::var("AWS_REGION").is_ok() || std::env::var("AWS_DEFAULT_REGION").is_ok() {
+    if set("AWS_REGION") || set("AWS_DEFAULT_REGION") {
         loader = loader.region(aws_config::environment::EnvironmentVariableRegionProvider::new());
     }
     if let Endpoint::Url(url) = endpoint {
