@@ -11,7 +11,6 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_types::body::SdkBody;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 
@@ -130,7 +129,7 @@ impl Intercept for Faults {
         _rc: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let operation = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_default();
+        let operation = store::operation_name(cfg);
         let fault = self.take(&operation);
         cfg.interceptor_state().store_put(ThisAttempt(fault));
         let request = ctx.request_mut();

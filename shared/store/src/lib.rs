@@ -27,7 +27,7 @@ pub use aws_sdk_dynamodb;
 pub use client::Endpoint;
 pub use error::{Cancellation, StoreError};
 pub use item::Item;
-pub use request_log::RequestLog;
+pub use request_log::{operation_name, RequestLog};
 pub use tx::Transaction;
 pub use usage::Usage;
 

@@ -9,6 +9,12 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
+/// The name of the operation an interceptor sees (`Query`, `GetItem`, ...),
+/// or `?` where the SDK gave none.
+pub fn operation_name(cfg: &ConfigBag) -> String {
+    cfg.load::<Metadata>().map_or_else(|| "?".to_owned(), |m| m.name().to_owned())
+}
+
 /// Shared log of operation names, in the order they were sent.
 #[derive(Clone, Debug, Default)]
 pub struct RequestLog(Arc<Mutex<Vec<String>>>);
@@ -31,8 +37,7 @@ impl Intercept for RequestLog {
         _rc: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let name = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "?".to_owned());
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(name);
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(operation_name(cfg));
         Ok(())
     }
 }

@@ -23,7 +23,6 @@ use aws_sdk_dynamodb::operation::{
 };
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
 
 tokio::task_local! {
     /// The usages the current task records into, innermost last.
@@ -171,7 +170,7 @@ impl Intercept for Recorder {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let Ok(chain) = CURRENT.try_with(Arc::clone) else { return Ok(()) };
-        let op = cfg.load::<Metadata>().map(|m| m.name().to_owned()).unwrap_or_else(|| "?".to_owned());
+        let op = crate::request_log::operation_name(cfg);
         let (((rcu, wcu), items), failed) = match ctx.output_or_error() {
             Some(Ok(output)) => (measure(output), false),
             _ => (((0.0, 0.0), 0), true),
