@@ -147,8 +147,9 @@ async fn walk(t: &TestTable, reads: &Reads, shards: u16, q: &Query) -> Walk {
         pages.push((page_ids.len(), cost));
         ids.extend(page_ids);
         cursor = page.next_cursor();
-        if cursor.is_none() {
-            return Walk { ids, pages };
+        match &cursor {
+            None => return Walk { ids, pages },
+            Some(c) => assert!(c.len() < 1024, "{q:?}: a cursor of {} bytes", c.len()),
         }
         assert!(pages.len() <= 10_000, "the walk ends");
     }
@@ -237,12 +238,66 @@ async fn random_walks_are_exact() {
     }
 }
 
-/// Seeds `n` orders an hour apart at uniformly random shards, with
-/// statuses from `statuses`.
-fn hourly(rng: &mut Rng, n: usize, shards: u16, statuses: &[OrderStatus]) -> Vec<Order> {
-    (0..n)
-        .map(|i| {
-            let id = OrderId::from_ulid(Ulid::from_parts(T0 + i as u64 * 3_600_000, rng.random80()));
+/// When orders arrive, for measuring what pages cost: the reads of a page
+/// depend on how many orders each partition holds in its range, so the
+/// walks are measured over several patterns, not only the regular one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrivals {
+    /// One an hour exactly.
+    Hourly,
+    /// Independently at random, one an hour on average (exponential gaps).
+    Poisson,
+    /// At random with a daily cycle: ten times as many at the busiest hour
+    /// as at the quietest.
+    Daily,
+    /// At random, a quarter of them in the same millisecond as the last.
+    Bursty,
+}
+
+impl Arrivals {
+    const ALL: [Arrivals; 4] = [Arrivals::Hourly, Arrivals::Poisson, Arrivals::Daily, Arrivals::Bursty];
+
+    /// `n` order times from `T0` on.
+    fn times(self, rng: &mut Rng, n: usize) -> Vec<u64> {
+        const HOUR: f64 = 3_600_000.0;
+        let exp = |rng: &mut Rng, mean: f64| {
+            let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+            -(1.0 - u).ln() * mean
+        };
+        let mut t = T0 as f64;
+        (0..n)
+            .map(|i| {
+                t += match self {
+                    Arrivals::Hourly => {
+                        if i == 0 {
+                            0.0
+                        } else {
+                            HOUR
+                        }
+                    }
+                    Arrivals::Poisson => exp(rng, HOUR),
+                    Arrivals::Daily => {
+                        let hour_of_day = (t / HOUR) % 24.0;
+                        let busy = 0.55 + 0.45 * (hour_of_day / 24.0 * std::f64::consts::TAU).sin();
+                        exp(rng, HOUR / 2.0 / busy)
+                    }
+                    Arrivals::Bursty if rng.below(4) == 0 => 0.0,
+                    Arrivals::Bursty => exp(rng, HOUR),
+                };
+                t as u64
+            })
+            .collect()
+    }
+}
+
+/// Seeds `n` orders arriving as `arrivals` says at uniformly random shards,
+/// with statuses from `statuses`.
+fn seeded(rng: &mut Rng, arrivals: Arrivals, n: usize, shards: u16, statuses: &[OrderStatus]) -> Vec<Order> {
+    arrivals
+        .times(rng, n)
+        .into_iter()
+        .map(|ms| {
+            let id = OrderId::from_ulid(Ulid::from_parts(ms, rng.random80()));
             order(id, rng.pick(statuses), shards)
         })
         .collect()
@@ -283,19 +338,24 @@ impl Costs {
     }
 }
 
-const HEADER: &str = "| shards | statuses | limit | pages | items read / returned | queries/page mean (max) | rounds/page mean (max) | RCU/page (DynamoDB Local) | RCU/page (min 0.5/query) |\n|---|---|---|---|---|---|---|---|---|\n";
+const HEADER: &str = "| arrivals | shards | statuses | limit | pages | items read / returned | queries/page mean (max) | rounds/page mean (max) | RCU/page (DynamoDB Local) | RCU/page (min 0.5/query) |\n|---|---|---|---|---|---|---|---|---|---|\n";
 
 /// Seeds 1,000 orders of one status and 1,000 of all five (two tables) at
-/// `shards`, walks each at every limit, checks the walks are exact, and
-/// returns the table rows and the costs.
-async fn measure(shards: u16, limits: &[u16], statuses: &[bool]) -> (String, Vec<(bool, u16, Costs)>) {
+/// `shards`, arriving as `arrivals` says, walks each at every limit, checks
+/// the walks are exact, and returns the table rows and the costs.
+async fn measure(
+    arrivals: Arrivals,
+    shards: u16,
+    limits: &[u16],
+    statuses: &[bool],
+) -> (String, Vec<(bool, u16, Costs)>) {
     let mut rng = Rng(u64::from(shards));
     let (mut rows, mut costs) = (String::new(), Vec::new());
     for &one in statuses {
         let all = if one {
-            hourly(&mut rng, 1_000, shards, &[OrderStatus::Pending])
+            seeded(&mut rng, arrivals, 1_000, shards, &[OrderStatus::Pending])
         } else {
-            hourly(&mut rng, 1_000, shards, OrderStatus::ALL)
+            seeded(&mut rng, arrivals, 1_000, shards, OrderStatus::ALL)
         };
         let (t, reads) = TestTable::with_reads().await;
         put_orders(&t, &all).await;
@@ -306,7 +366,7 @@ async fn measure(shards: u16, limits: &[u16], statuses: &[bool]) -> (String, Vec
             let c = Costs::of(&w);
             writeln!(
                 rows,
-                "| {shards} | {} | {limit} | {} | {:.2} ({} / {}) | {:.1} ({}) | {:.2} ({}) | {:.1} | {:.1} |",
+                "| {arrivals:?} | {shards} | {} | {limit} | {} | {:.2} ({} / {}) | {:.1} ({}) | {:.2} ({}) | {:.1} | {:.1} |",
                 if one { "1 (status=)" } else { "5 (no status)" },
                 c.pages,
                 c.ratio(),
@@ -327,34 +387,42 @@ async fn measure(shards: u16, limits: &[u16], statuses: &[bool]) -> (String, Vec
 }
 
 /// A walk through 1,000 orders of one status at 10 shards reads at most
-/// 1.5 orders per order returned at limit 50, and little more than the
-/// least a two-round exact page can at limit 20 (about 1.6, see the README),
-/// in at most two rounds of queries per page.
+/// 1.5 orders per order returned at limits 20 and 50, however the orders
+/// arrived, in at most two rounds of queries per page.
 #[tokio::test]
-async fn ten_shards_read_little_more_than_they_return() {
-    let (rows, costs) = measure(10, &[20, 50], &[true]).await;
-    println!("{HEADER}{rows}");
-    for (_, limit, c) in costs {
-        assert!(c.rounds_max <= 2, "limit {limit}: {} rounds", c.rounds_max);
-        let bound = if limit >= 50 { 1.5 } else { 1.7 };
-        assert!(c.ratio() <= bound, "limit {limit}: {:.2} orders read per order returned", c.ratio());
-        assert!(c.queries_max <= 20, "limit {limit}: {} queries on one page", c.queries_max);
+async fn ten_shards_read_at_most_one_and_a_half_orders_per_order_returned() {
+    let mut table = String::from(HEADER);
+    let mut over = Vec::new();
+    for arrivals in Arrivals::ALL {
+        let (rows, costs) = measure(arrivals, 10, &[20, 50], &[true]).await;
+        table.push_str(&rows);
+        for (_, limit, c) in costs {
+            assert!(c.rounds_max <= 2, "{arrivals:?}, limit {limit}: {} rounds", c.rounds_max);
+            assert!(c.queries_max <= 20, "{arrivals:?}, limit {limit}: {} queries on one page", c.queries_max);
+            if c.ratio() > 1.5 {
+                over.push(format!("{arrivals:?}, limit {limit}: {:.3}", c.ratio()));
+            }
+        }
     }
+    println!("{table}");
+    assert!(over.is_empty(), "more than 1.5 orders read per order returned: {over:?}\n{table}");
 }
 
 /// The whole table: 1,000 orders at 3, 10 and 100 shards, one status and
-/// all five, limits 20 and 50 (about four minutes against DynamoDB Local:
-/// `cargo test -p integration-tests --test integration what_a_page_costs
-/// -- --ignored --nocapture`).
+/// all five, limits 20 and 50, orders an hour apart and at random (about
+/// eight minutes against DynamoDB Local: `cargo test -p integration-tests
+/// --test integration what_a_page_costs -- --ignored --nocapture`).
 #[tokio::test]
 #[ignore = "slow: prints the cost table of the README"]
 async fn what_a_page_costs() {
     let mut table = String::from(HEADER);
-    for shards in [3u16, 10, 100] {
-        let (rows, costs) = measure(shards, &[20, 50], &[true, false]).await;
-        table.push_str(&rows);
-        for (_, limit, c) in costs {
-            assert!(c.rounds_max <= 2, "{shards} shards, limit {limit}: {} rounds", c.rounds_max);
+    for arrivals in [Arrivals::Hourly, Arrivals::Poisson] {
+        for shards in [3u16, 10, 100] {
+            let (rows, costs) = measure(arrivals, shards, &[20, 50], &[true, false]).await;
+            table.push_str(&rows);
+            for (_, limit, c) in costs {
+                assert!(c.rounds_max <= 2, "{shards} shards, limit {limit}: {} rounds", c.rounds_max);
+            }
         }
     }
     println!("{table}");
