@@ -110,6 +110,8 @@ struct Walk {
     ids: Vec<OrderId>,
     /// Items on each page, and what the page cost.
     pages: Vec<(usize, PageCost)>,
+    /// The longest cursor given, in bytes.
+    longest_cursor: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -122,6 +124,7 @@ struct Query {
 
 async fn walk(t: &TestTable, reads: &Reads, shards: u16, q: &Query) -> Walk {
     let (mut ids, mut pages, mut cursor) = (Vec::new(), Vec::new(), None::<String>);
+    let mut longest_cursor = 0;
     reads.take();
     loop {
         let mut r = req("GET /orders").query("limit", q.limit).by(As::Admin);
@@ -148,8 +151,11 @@ async fn walk(t: &TestTable, reads: &Reads, shards: u16, q: &Query) -> Walk {
         ids.extend(page_ids);
         cursor = page.next_cursor();
         match &cursor {
-            None => return Walk { ids, pages },
-            Some(c) => assert!(c.len() < 1024, "{q:?}: a cursor of {} bytes", c.len()),
+            None => return Walk { ids, pages, longest_cursor },
+            Some(c) => {
+                assert!(c.len() < 1024, "{q:?}: a cursor of {} bytes", c.len());
+                longest_cursor = longest_cursor.max(c.len());
+            }
         }
         assert!(pages.len() <= 10_000, "the walk ends");
     }
@@ -314,6 +320,7 @@ struct Costs {
     rounds_max: usize,
     capacity_mean: f64,
     billed_mean: f64,
+    longest_cursor: usize,
 }
 
 impl Costs {
@@ -330,6 +337,7 @@ impl Costs {
             rounds_max: w.pages.iter().map(|(_, c)| c.rounds).max().unwrap_or(0),
             capacity_mean: mean(&|c| c.capacity),
             billed_mean: mean(&|c| c.billed),
+            longest_cursor: w.longest_cursor,
         }
     }
 
@@ -338,7 +346,7 @@ impl Costs {
     }
 }
 
-const HEADER: &str = "| arrivals | shards | statuses | limit | pages | items read / returned | queries/page mean (max) | rounds/page mean (max) | RCU/page (DynamoDB Local) | RCU/page (min 0.5/query) |\n|---|---|---|---|---|---|---|---|---|---|\n";
+const HEADER: &str = "| arrivals | shards | statuses | limit | pages | items read / returned | queries/page mean (max) | rounds/page mean (max) | RCU/page (DynamoDB Local) | RCU/page (min 0.5/query) | longest cursor (bytes) |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
 
 /// Seeds 1,000 orders of one status and 1,000 of all five (two tables) at
 /// `shards`, arriving as `arrivals` says, walks each at every limit, checks
@@ -366,7 +374,7 @@ async fn measure(
             let c = Costs::of(&w);
             writeln!(
                 rows,
-                "| {arrivals:?} | {shards} | {} | {limit} | {} | {:.2} ({} / {}) | {:.1} ({}) | {:.2} ({}) | {:.1} | {:.1} |",
+                "| {arrivals:?} | {shards} | {} | {limit} | {} | {:.2} ({} / {}) | {:.1} ({}) | {:.2} ({}) | {:.1} | {:.1} | {} |",
                 if one { "1 (status=)" } else { "5 (no status)" },
                 c.pages,
                 c.ratio(),
@@ -378,6 +386,7 @@ async fn measure(
                 c.rounds_max,
                 c.capacity_mean,
                 c.billed_mean,
+                c.longest_cursor,
             )
             .unwrap();
             costs.push((one, limit, c));

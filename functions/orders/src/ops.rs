@@ -256,21 +256,26 @@ struct PageRead {
     left: Vec<Known>,
 }
 
+/// How many orders more than `limit` the first round asks of `n` live
+/// partitions: `sqrt(limit * (n - 1)) / 2` rounded down, at least one,
+/// tuned by measurement. Less leaves the first round's lower bound loose,
+/// so the second round reads more; more reads orders the page does not
+/// need.
+fn slack(limit: usize, n: usize) -> usize {
+    (limit.saturating_mul(n.saturating_sub(1)).isqrt() / 2).max(1)
+}
+
 /// How many orders the first round asks of each of `n` live partitions for
 /// a page of `limit`: `limit` plus a slack, spread evenly (the remainder
 /// going to partitions chosen by `rotate`), at least one each, and never
-/// more than `limit + 1` of one partition. The slack, about
-/// `sqrt(limit * (n - 1)) / 2` and at least one, was tuned by measurement:
-/// less leaves the first round's lower bound loose, so the second round
-/// reads more; more reads orders the page does not need. The one extra
+/// more than `limit + 1` of one partition (see [`slack`]). The one extra
 /// order means a first round that read no more than `limit` has met an
 /// exhausted partition (see [`read_page`] on the last page).
 fn first_round_shares(limit: usize, n: usize, rotate: usize) -> Vec<usize> {
     if n == 0 {
         return Vec::new();
     }
-    let slack = (limit * (n - 1)).isqrt().div_ceil(2).max(1);
-    let budget = (limit + slack).max(n);
+    let budget = (limit + slack(limit, n)).max(n);
     let (base, extra) = (budget / n, budget % n);
     (0..n).map(|j| (base + usize::from((j + rotate) % n < extra)).min(limit + 1)).collect()
 }
@@ -278,17 +283,17 @@ fn first_round_shares(limit: usize, n: usize, rotate: usize) -> Vec<usize> {
 /// How many orders the first round asks of each live partition when the
 /// previous page left a [`Hint`]: its orders already known to lie below the
 /// cursor, plus those expected in its unread range down to the depth where
-/// all partitions together are expected to hold `limit` plus a slack of
-/// about `1.5 sqrt(limit)`; at least one each, one more than the known ones
-/// of a partition with nothing unread (so that it answers exhausted), at
-/// most `limit + 1`, and more than `limit` in all (topped up where rounding
-/// lost most), as [`first_round_shares`] asks. The slack was tuned by
-/// measurement over steady, random, daily-cycle and bursty arrivals: with
-/// `sqrt(limit)` the daily cycle read 1.69 orders per order returned at
-/// limit 20; with 1.5 or 2 times it all four read 1.45-1.49.
+/// all partitions together are expected to hold `limit` plus the same
+/// [`slack`] as an even first round; at least one each, one more than the
+/// known ones of a partition with nothing unread (so that it answers
+/// exhausted), at most `limit + 1`, and more than `limit` in all (topped up
+/// where rounding lost most), as [`first_round_shares`] asks. Measured over
+/// steady, random, daily-cycle and bursty arrivals at 10 shards and limit
+/// 20: a slack of `sqrt(limit)` (4) read up to 1.69 orders per order
+/// returned, 5 to 7 read 1.44-1.50 (6 is [`slack`]'s).
 fn hinted_shares(limit: usize, hint: &Hint) -> Vec<usize> {
     let most = limit.saturating_add(1);
-    let target = (limit + (limit * 9 / 4).isqrt().max(1)) as f64;
+    let target = limit.saturating_add(slack(limit, hint.parts.len())) as f64;
     let known = hint.parts.iter().fold(0usize, |n, k| n.saturating_add(k.read));
     // The depth `d` (ms below the cursor) where the unread ranges, each
     // starting at its gap, are expected to hold what the known orders lack:
@@ -594,7 +599,9 @@ mod tests {
     fn first_round_shares_ask_a_little_more_than_the_page() {
         assert_eq!(first_round_shares(20, 0, 0), Vec::<usize>::new());
         assert_eq!(first_round_shares(20, 1, 5), vec![21], "one partition: the page and one look-ahead order");
-        assert_eq!(first_round_shares(20, 10, 0).iter().sum::<usize>(), 27);
+        assert_eq!(first_round_shares(20, 10, 0).iter().sum::<usize>(), 26);
+        assert_eq!(slack(20, 10), 6);
+        assert_eq!(slack(20, 1), 1);
         for limit in [1usize, 2, 7, 20, 50, 100] {
             for n in [1usize, 2, 3, 10, 50, 100, 500] {
                 for rotate in [0usize, 3, 1_000_002] {
