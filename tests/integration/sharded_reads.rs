@@ -436,3 +436,80 @@ async fn what_a_page_costs() {
     }
     println!("{table}");
 }
+
+/// The hint a cursor carries goes stale when orders change status between
+/// pages: orders below the cursor leave the status (the hint counted them),
+/// others join it below the cursor, returned ones leave. The walk still
+/// returns exactly the orders of the status as each page found them, newest
+/// first, once each, in full pages; a stale hint costs reads, not orders.
+#[tokio::test]
+async fn a_stale_hint_costs_reads_not_orders() {
+    use base64::Engine as _;
+    let shards = 10;
+    let mut rng = Rng(7);
+    let times = Arrivals::Poisson.times(&mut rng, 420);
+    let mut all: Vec<Order> = times
+        .iter()
+        .map(|ms| order(OrderId::from_ulid(Ulid::from_parts(*ms, rng.random80())), OrderStatus::Pending, shards))
+        .collect();
+    // 20 orders kept back: they join the status later, below the cursor.
+    let mut joiners: Vec<Order> = all.split_off(400);
+    for o in &mut joiners {
+        o.status = OrderStatus::Confirmed;
+    }
+    let (t, reads) = TestTable::with_reads().await;
+    put_orders(&t, &all).await;
+    put_orders(&t, &joiners).await;
+    let mut expected: Vec<OrderId> = all.iter().map(|o| o.order_id).collect();
+    let (mut ids, mut sizes, mut cursor, mut hinted) = (Vec::<OrderId>::new(), Vec::new(), None::<String>, 0);
+    loop {
+        let mut r = req("GET /orders").query("limit", 20).query("status", "pending").by(As::Admin);
+        if let Some(c) = &cursor {
+            r = r.query("cursor", c);
+        }
+        let page = orders(&t.deps, shards, r).await;
+        assert_eq!(page.status, 200, "{:?}", page.body);
+        assert!(PageCost::of(&reads.take()).rounds <= 2);
+        let page_ids: Vec<OrderId> = page.item_field("orderId").iter().map(|s| s.parse().unwrap()).collect();
+        sizes.push(page_ids.len());
+        ids.extend(page_ids);
+        cursor = page.next_cursor();
+        let Some(c) = &cursor else { break };
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(c.split('.').next().unwrap()).unwrap();
+        let payload: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        hinted += usize::from(payload.get("h").is_some());
+        let below = *ids.last().unwrap();
+        // Between pages: the two newest orders not yet returned (those the
+        // hint most likely counted as read) and two older ones leave the
+        // status, one kept-back order older than the cursor joins it, and
+        // one returned order leaves.
+        let waiting: Vec<&mut Order> =
+            all.iter_mut().filter(|o| o.status == OrderStatus::Pending && o.order_id < below).collect();
+        let mut changed = Vec::new();
+        let n = waiting.len();
+        for (i, o) in waiting.into_iter().enumerate() {
+            if i == 0 || i == n / 2 || i + 2 >= n {
+                o.status = OrderStatus::Cancelled;
+                changed.push(o.clone());
+            }
+        }
+        if let Some(j) = joiners.iter_mut().find(|o| o.status == OrderStatus::Confirmed && o.order_id < below) {
+            j.status = OrderStatus::Pending;
+            changed.push(j.clone());
+            expected.push(j.order_id);
+        }
+        if let Some(o) = all.iter_mut().find(|o| o.order_id == ids[ids.len() / 2]) {
+            o.status = OrderStatus::Shipped;
+            changed.push(o.clone());
+        }
+        expected.retain(|id| !changed.iter().any(|o| o.order_id == *id && o.status == OrderStatus::Cancelled));
+        put_orders(&t, &changed).await;
+        reads.take();
+    }
+    assert!(hinted >= 5, "the cursors carried hints: {hinted}");
+    expected.sort_by(|a, b| b.cmp(a));
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first, each once");
+    assert_eq!(ids, expected, "the orders of the status as each page found them");
+    let (last, full) = sizes.split_last().unwrap();
+    assert!(full.iter().all(|n| *n == 20) && *last >= 1, "full pages: {sizes:?}");
+}
