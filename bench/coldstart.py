@@ -14,6 +14,11 @@ a noisy machine; absolute numbers are not the point.
            invocation + one raw GetItem round trip (a fresh TCP connection
            and one GetItem request to DynamoDB Local, sent by this script
            without any SDK; measured interleaved with the cold starts)
+  own      the same floor with the function's own DynamoDB requests in
+           place of the GetItem: the requests its first invocation sent,
+           recorded once through a forwarding proxy and replayed by this
+           script on a fresh connection (what DynamoDB Local takes to answer
+           them, which no code of the function can cut)
   warm     median invocation after warm-up (DynamoDB Local), and p90; the
            ratio is against the baseline's (bare SDK, one GetItem)
   rss      peak resident memory (VmHWM) after the warm invocations
@@ -44,6 +49,13 @@ import zipfile
 PREFIX = "/2018-06-01/runtime"
 # The demo product that events/catalog/get-product.json reads.
 RAW_KEY = {"pk": {"S": "PRODUCT#01JF8Z5Q000000000000000001"}, "sk": {"S": "#METADATA"}}
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # killed processes drop their connections; that is expected
 
 
 class RuntimeApi:
@@ -99,11 +111,7 @@ class RuntimeApi:
                 else:
                     api.answers.put((None, "init-error", 0, body))
 
-        class Server(http.server.ThreadingHTTPServer):
-            def handle_error(self, request, client_address):
-                pass  # killed processes drop their connections; that is expected
-
-        self.server = Server(("127.0.0.1", 0), Handler)
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -123,7 +131,7 @@ class RuntimeApi:
         return seconds
 
 
-def env_for(api, aws):
+def env_for(api, aws, endpoint=None):
     env = {
         "PATH": os.environ["PATH"],
         "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{api.port}",
@@ -140,7 +148,7 @@ def env_for(api, aws):
         "CURSOR_SECRET": "bench-cursor-secret-0123456789abcdef",
     }
     if not aws:
-        env["DYNAMODB_ENDPOINT"] = os.environ["DYNAMODB_ENDPOINT"]
+        env["DYNAMODB_ENDPOINT"] = endpoint or os.environ["DYNAMODB_ENDPOINT"]
     return env
 
 
@@ -157,11 +165,12 @@ def peak_rss_kb(pid):
     return 0
 
 
-def cold(api, binary, event, aws):
+def cold(api, binary, event, aws, endpoint=None):
     """Returns (init seconds, first invocation seconds or None)."""
     drain(api.first_next)
     start = time.perf_counter()
-    proc = subprocess.Popen([binary], env=env_for(api, aws), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = env_for(api, aws, endpoint)
+    proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ready = api.first_next.get(timeout=30)
         first = None if aws else api.invoke(event, 0)
@@ -239,6 +248,77 @@ class RawGetItem:
         return times
 
 
+class Recorder:
+    """A forwarding proxy to DynamoDB Local that records the requests sent
+    through it (the headers DynamoDB reads, and the body)."""
+
+    KEEP = ("content-type", "x-amz-target", "x-amz-date", "authorization", "x-amz-security-token")
+
+    def __init__(self, endpoint):
+        url = urllib.parse.urlsplit(endpoint)
+        upstream = (url.hostname, url.port or 80)
+        self.requests = []
+        recorder = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                headers = {k: v for k, v in self.headers.items() if k.lower() in Recorder.KEEP}
+                recorder.requests.append((headers, body))
+                conn = http.client.HTTPConnection(*upstream, timeout=10)
+                conn.request("POST", self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                conn.close()
+                self.send_response(resp.status)
+                for k, v in resp.getheaders():
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def take(self):
+        taken, self.requests = self.requests, []
+        return taken
+
+
+class RawReplay:
+    """A function's recorded requests sent again by hand, in order, on one
+    fresh connection, as its first invocation sent them."""
+
+    def __init__(self, endpoint, requests):
+        url = urllib.parse.urlsplit(endpoint)
+        self.host, self.port = url.hostname, url.port or 80
+        self.requests = requests
+
+    def operations(self):
+        return [h.get("X-Amz-Target", h.get("x-amz-target", "?")).split(".")[-1] for h, _ in self.requests]
+
+    def fresh(self):
+        """Seconds for connect + every request + every whole answer."""
+        start = time.perf_counter()
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for headers, body in self.requests:
+            conn.request("POST", "/", body=body, headers=headers)
+            resp = conn.getresponse()
+            resp.read()
+        seconds = time.perf_counter() - start
+        conn.close()
+        return seconds
+
+
 def zip_size(binary):
     """Bytes of the deployment zip: the binary as `bootstrap`, or a script's folder."""
     buf = io.BytesIO()
@@ -281,17 +361,30 @@ def main():
             parser.error(f"no target named {needed!r}")
 
     api = RuntimeApi()
-    raw = RawGetItem(os.environ["DYNAMODB_ENDPOINT"], os.environ.get("TABLE_NAME", "marketplace"))
+    endpoint = os.environ["DYNAMODB_ENDPOINT"]
+    raw = RawGetItem(endpoint, os.environ.get("TABLE_NAME", "marketplace"))
+    recorder = Recorder(endpoint)
+    replays = {}
+    for name, binary, event in targets:
+        cold(api, binary, event, aws=False, endpoint=recorder.endpoint)
+        replays[name] = RawReplay(endpoint, recorder.take())
     raw_fresh = []
+    own_fresh = {n: [] for n in names}
     inits = {n: [] for n in names}
     firsts = {n: [] for n in names}
-    for _ in range(args.cold):
+    for i in range(args.cold):
         for name, binary, event in targets:  # interleaved
             init, _ = cold(api, binary, event, aws=True)
             inits[name].append(init)
             _, first = cold(api, binary, event, aws=False)
             firsts[name].append(first)
-            raw_fresh.append(raw.fresh())
+            # Whichever goes first after a cold start is the slower; take turns.
+            if i % 2:
+                raw_fresh.append(raw.fresh())
+                own_fresh[name].append(replays[name].fresh())
+            else:
+                own_fresh[name].append(replays[name].fresh())
+                raw_fresh.append(raw.fresh())
     raw_warm = raw.kept_alive(args.warm)
 
     rows = {}
@@ -309,14 +402,19 @@ def main():
     print(f"floor = {args.reference} init {ms(ref['init'])} + {args.reference} first {ms(ref['first'])} "
           f"+ raw GetItem {ms(raw_ms)} (new connection; {ms(statistics.median(raw_warm))} kept alive) = {ms(floor)} ms")
     head = (f"{'function':<17} {'init ms':>8} {'x ' + args.reference:>8} {'first ms':>9} {'init+first':>10} "
-            f"{'x floor':>8} {'warm ms':>8} {'x ' + args.baseline:>11} {'p90 ms':>7} {'rss MB':>7} {'zip MB':>7}")
+            f"{'x floor':>8} {'x own':>6} {'warm ms':>8} {'x ' + args.baseline:>11} {'p90 ms':>7} {'rss MB':>7} "
+            f"{'zip MB':>7}")
     print(head)
     print("-" * len(head))
     for name in names:
         r = rows[name]
+        own = ref["init"] + ref["first"] + statistics.median(own_fresh[name])
         print(f"{name:<17} {ms(r['init']):>8} {r['init'] / ref['init']:>8.2f} {ms(r['first']):>9} {ms(r['cold']):>10} "
-              f"{r['cold'] / floor:>8.2f} {ms(r['warm']):>8} {r['warm'] / base['warm']:>11.2f} {ms(r['p90']):>7} "
-              f"{r['rss'] / 1024:>7.1f} {r['zip'] / 1e6:>7.2f}")
+              f"{r['cold'] / floor:>8.2f} {r['cold'] / own:>6.2f} {ms(r['warm']):>8} {r['warm'] / base['warm']:>11.2f} "
+              f"{ms(r['p90']):>7} {r['rss'] / 1024:>7.1f} {r['zip'] / 1e6:>7.2f}")
+    print("own requests (replayed raw, fresh connection, median ms): " + "; ".join(
+        f"{name} {'+'.join(replays[name].operations()) or 'none'} {ms(statistics.median(own_fresh[name]))}"
+        for name in names))
     for pair in args.compare:
         a, b = pair.split("=", 1)
         ra, rb = rows[a], rows[b]
