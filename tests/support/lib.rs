@@ -12,6 +12,7 @@ use api::aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpRes
 use api::aws_lambda_events::encodings::Body;
 use api::lambda_runtime::{Context, LambdaEvent};
 use api::Deps;
+use aws_sdk_dynamodb::config::Intercept;
 use local_stack::dynamodb_local::DynamoDbLocal;
 use serde_json::{json, Value};
 use store::RequestLog;
@@ -40,22 +41,31 @@ impl TestTable {
         TestTable { deps, log }
     }
 
-    /// A fresh table whose client meets the faults planned in the returned
-    /// [`faults::Faults`] (and logs requests like any other).
-    pub async fn with_faults() -> (Self, faults::Faults) {
-        let (log, faults) = (RequestLog::default(), faults::Faults::default());
+    /// A fresh, empty table whose client carries `extra` after the request
+    /// log (a fault injector, a read recorder).
+    pub(crate) async fn with_interceptor(extra: impl Intercept + 'static) -> Self {
+        let log = RequestLog::default();
         let name = format!("test-{}", ulid::Ulid::new());
         let config = store::client::config(&store::Endpoint::Url(endpoint().to_owned()))
             .await
             .interceptor(log.clone())
-            .interceptor(faults.clone());
+            .interceptor(extra);
         let client = aws_sdk_dynamodb::Client::from_conf(config.build());
         store::table::create_table(&client, &name).await.expect("table created");
         let cursors = api::CursorKey::new(local_stack::DEV_CURSOR_SECRET);
         let deps = Deps { store: store::Store::new(client, name), cursors };
-        local_stack::demo::load(&deps.store).await.expect("demo data loads");
         log.take();
-        (TestTable { deps, log }, faults)
+        TestTable { deps, log }
+    }
+
+    /// A fresh table whose client meets the faults planned in the returned
+    /// [`faults::Faults`] (and logs requests like any other).
+    pub async fn with_faults() -> (Self, faults::Faults) {
+        let faults = faults::Faults::default();
+        let t = Self::with_interceptor(faults.clone()).await;
+        local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
+        t.log.take();
+        (t, faults)
     }
 
     /// A fresh table holding the demo data.

@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
 
-use crate::{endpoint, TestTable};
+use crate::TestTable;
 
 /// One `Query` attempt that DynamoDB answered.
 #[derive(Clone, Debug, PartialEq)]
@@ -176,18 +176,9 @@ impl TestTable {
     /// A fresh, empty table whose client records every query in the returned
     /// [`Reads`] (and logs requests like any other).
     pub async fn with_reads() -> (Self, Reads) {
-        let (log, reads) = (store::RequestLog::default(), Reads::default());
-        let name = format!("test-{}", ulid::Ulid::new());
-        let config = store::client::config(&store::Endpoint::Url(endpoint().to_owned()))
-            .await
-            .interceptor(log.clone())
-            .interceptor(reads.clone());
-        let client = aws_sdk_dynamodb::Client::from_conf(config.build());
-        store::table::create_table(&client, &name).await.expect("table created");
-        let cursors = api::CursorKey::new(local_stack::DEV_CURSOR_SECRET);
-        let deps = api::Deps { store: store::Store::new(client, name), cursors };
-        log.take();
+        let reads = Reads::default();
+        let t = Self::with_interceptor(reads.clone()).await;
         reads.take();
-        (TestTable { deps, log }, reads)
+        (t, reads)
     }
 }
