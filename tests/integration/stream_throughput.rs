@@ -159,6 +159,16 @@ async fn reviews(t: &TestTable, r: integration_tests::Req) -> integration_tests:
     )
 }
 
+/// The store's client gives an operation 5 s; DynamoDB Local can take
+/// longer over a table update or a large batch when the machine is loaded
+/// (all tests share its 2 cores), so this test's own setup and scans get a
+/// minute.
+fn setup_timeout() -> aws_sdk_dynamodb::config::Builder {
+    let timeouts =
+        aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder().operation_timeout(Duration::from_secs(60)).build();
+    aws_sdk_dynamodb::config::Builder::default().timeout_config(timeouts)
+}
+
 /// Every item of the table.
 async fn scan(t: &TestTable) -> Vec<Item> {
     let (mut items, mut start) = (Vec::new(), None);
@@ -170,6 +180,8 @@ async fn scan(t: &TestTable) -> Vec<Item> {
             .scan()
             .table_name(t.deps.store.table())
             .set_exclusive_start_key(start)
+            .customize()
+            .config_override(setup_timeout())
             .send()
             .await
             .unwrap();
@@ -194,6 +206,8 @@ async fn copy_of(items: &[Item]) -> TestTable {
         .update_table()
         .table_name(t.deps.store.table())
         .stream_specification(no_stream)
+        .customize()
+        .config_override(setup_timeout())
         .send()
         .await
         .unwrap();
@@ -212,6 +226,8 @@ async fn copy_of(items: &[Item]) -> TestTable {
                 .client()
                 .batch_write_item()
                 .request_items(t.deps.store.table(), pending)
+                .customize()
+                .config_override(setup_timeout())
                 .send()
                 .await
                 .unwrap();
