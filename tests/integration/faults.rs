@@ -52,6 +52,7 @@ fn outcome(r: &Reply) -> String {
 /// One cell: what the caller first saw, after checking the invariants.
 async fn cell(fault: Fault, operation: &'static str) -> String {
     let (t, faults) = TestTable::with_faults().await;
+    integration_tests::sign_up_all(&t.deps, &["fault-buyer"]).await;
     match operation {
         "place order" => {
             plan(&faults, "TransactWriteItems", fault);

@@ -22,10 +22,15 @@ async fn favorites_are_idempotent_newest_first_and_counted_exactly_once() {
         let r = listings(&t.deps, new_listing(&format!("Fav {i}"))).await;
         ids.push(r.body["listingId"].as_str().unwrap().to_owned());
     }
+    integration_tests::sign_up_all(&t.deps, &["carol"]).await;
     t.requests();
     let first = users(&t.deps, favorite("PUT", &ids[0], "bob")).await;
     assert_eq!(first.status, 201, "{:?}", first.body);
-    assert_eq!(t.requests(), ["TransactWriteItems"], "favorite put if absent + listing exists, one request");
+    assert_eq!(
+        t.requests(),
+        ["BatchGetItem", "PutItem"],
+        "the listing and the caller read at once, then the favorite put if absent"
+    );
     let again = users(&t.deps, favorite("PUT", &ids[0], "bob")).await;
     assert_eq!((again.status, &again.body["favoriteId"]), (200, &first.body["favoriteId"]), "idempotent");
     let missing = users(&t.deps, favorite("PUT", "01JF8Z6A00000000000000000Z", "bob")).await;
@@ -79,4 +84,53 @@ async fn favorites_are_idempotent_newest_first_and_counted_exactly_once() {
     }
     let anonymous = users(&t.deps, req("GET /users/me/favorites")).await;
     assert_eq!(anonymous.status, 401);
+}
+
+/// Every item of the table (test tables are small).
+async fn item_count(t: &TestTable) -> usize {
+    let out = t
+        .deps
+        .store
+        .client()
+        .scan()
+        .table_name(t.deps.store.table())
+        .select(aws_sdk_dynamodb::types::Select::Count)
+        .send()
+        .await
+        .unwrap();
+    usize::try_from(out.count).unwrap()
+}
+
+/// Defect 7: only active listings are favorited (removed: 404, sold: 409),
+/// only by signed-up users, and add/remove cycles keep storage per user and
+/// listing bounded while the count stays exact.
+#[tokio::test]
+async fn favorites_need_an_active_listing_a_signed_up_user_and_stay_bounded() {
+    let t = TestTable::with_demo_data().await;
+    let sold = local_stack::demo::LISTING_IDS[2];
+    let r = users(&t.deps, favorite("PUT", sold, "bob")).await;
+    assert_eq!((r.status, r.error_code()), (409, "conflict"), "sold: {:?}", r.body);
+    let lamp = listings(&t.deps, new_listing("Lamp")).await.body["listingId"].as_str().unwrap().to_owned();
+    let remove = req("PATCH /listings/{listingId}").path("listingId", &lamp).by(As::User("alice"));
+    assert_eq!(listings(&t.deps, remove.json(serde_json::json!({"status": "removed"}))).await.status, 200);
+    let r = users(&t.deps, favorite("PUT", &lamp, "bob")).await;
+    assert_eq!((r.status, r.error_code()), (404, "not_found"), "removed: {:?}", r.body);
+    let active = local_stack::demo::LISTING_IDS[0];
+    let r = users(&t.deps, favorite("PUT", active, "stranger")).await;
+    assert_eq!((r.status, r.error_code()), (403, "forbidden"), "not signed up: {:?}", r.body);
+
+    // 30 add/remove cycles, then one more add: storage does not grow with the cycles.
+    assert_eq!(users(&t.deps, favorite("PUT", active, "bob")).await.status, 201);
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    let before = item_count(&t).await;
+    for _ in 0..30 {
+        assert_eq!(users(&t.deps, favorite("DELETE", active, "bob")).await.status, 204);
+        assert_eq!(users(&t.deps, favorite("PUT", active, "bob")).await.status, 201);
+    }
+    let records = stream_records(&t).await;
+    assert!(process_stream(&t, records.clone()).await.is_empty());
+    assert_eq!(item_count(&t).await, before, "30 cycles leave no more items than one favorite");
+    assert_eq!(count(&t, active).await, 1);
+    assert!(process_stream(&t, records.iter().rev().cloned().collect()).await.is_empty());
+    assert_eq!(count(&t, active).await, 1, "after a reversed replay");
 }

@@ -1,12 +1,14 @@
 //! Integration tests against DynamoDB Local (started once for this binary,
 //! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
 
+mod abuse;
 mod capacity;
 mod catalog;
 mod events;
 mod faults;
 mod favorites;
 mod hardening;
+mod idempotency;
 mod listings;
 mod local_stack_http;
 mod messages;

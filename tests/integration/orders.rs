@@ -38,7 +38,11 @@ async fn listing_order_reads_by_party() {
     let placed = orders(&t.deps, SHARDS, place("bob", "k1", json!({ "listingId": L1 }))).await;
     assert_eq!(placed.status, 201, "{:?}", placed.body);
     assert_eq!((placed.body["status"].as_str(), placed.body["total"].as_i64()), (Some("pending"), Some(28)));
-    assert_eq!(t.requests(), ["GetItem", "GetItem", "TransactWriteItems"], "key check, listing read, one transaction");
+    assert_eq!(
+        t.requests(),
+        ["GetItem", "BatchGetItem", "TransactWriteItems"],
+        "key check, listing and buyer read, one transaction"
+    );
     let id = order_id(&placed);
     let listing = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
     assert_eq!(listing.body["status"], "sold");
@@ -158,6 +162,7 @@ async fn lifecycle_is_conditional_and_cancel_undoes() {
 async fn twenty_buyers_one_listing() {
     let t = TestTable::with_demo_data().await;
     let buyers: Vec<&'static str> = (0..20).map(|i| &*Box::leak(format!("buyer{i}").into_boxed_str())).collect();
+    integration_tests::sign_up_all(&t.deps, &buyers).await;
     let tasks: Vec<_> = buyers
         .iter()
         .map(|b| {
@@ -186,10 +191,12 @@ async fn twenty_buyers_one_listing() {
 async fn thirty_orders_ten_in_stock() {
     let t = TestTable::with_demo_data().await;
     set_stock(&t, P4, 10, 300).await;
+    let shoppers: Vec<&'static str> = (0..30).map(|i| &*Box::leak(format!("shopper{i}").into_boxed_str())).collect();
+    integration_tests::sign_up_all(&t.deps, &shoppers).await;
     let tasks: Vec<_> = (0..30)
         .map(|i| {
             let deps = t.deps.clone();
-            let buyer: &'static str = Box::leak(format!("shopper{i}").into_boxed_str());
+            let buyer = shoppers[i];
             tokio::spawn(async move {
                 orders(&deps, SHARDS, place(buyer, "buy", json!({ "items": [{ "productId": P4, "qty": 1 }] }))).await
             })

@@ -427,3 +427,36 @@ async fn moderation_brings_the_aggregates_to_the_reviews_left() {
     assert_eq!((profile.body["rating"].as_f64(), profile.body["reviewCount"].as_u64()), (Some(4.5), Some(2)));
     assert_aggregates_exact(&t, &["alice".parse().unwrap()]).await;
 }
+
+/// Defect 12: a removal takes away what its marker counted, even when the
+/// review's rating was changed outside the API in between.
+#[tokio::test]
+async fn a_removal_takes_away_the_rating_that_was_counted() {
+    let t = TestTable::with_demo_data().await;
+    let users_ = put_users(&t, 1).await;
+    let review = put_reviews(&t, &[(users_[0].as_str(), "carol", 5)]).await.remove(0);
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    // Someone edits the stored rating by hand (a console, a script).
+    let key = keys::review::key(&review.reviewed_user_id, &review.review_id);
+    t.deps
+        .store
+        .client()
+        .update_item()
+        .table_name(t.deps.store.table())
+        .set_key(Some(store::item::key_item(&key)))
+        .update_expression("SET rating = :r")
+        .expression_attribute_values(":r", store::item::n(1))
+        .send()
+        .await
+        .unwrap();
+    let delete = req("DELETE /users/{userId}/reviews/{reviewId}")
+        .path("userId", users_[0].as_str())
+        .path("reviewId", review.review_id)
+        .by(As::Admin);
+    assert_eq!(reviews(&t, delete).await.status, 204);
+    let records = stream_records(&t).await;
+    assert!(process_stream(&t, records.clone()).await.is_empty());
+    assert!(process_stream(&t, records.into_iter().rev().collect()).await.is_empty());
+    let stored: User = t.deps.store.get_consistent(&keys::user::key(&users_[0])).await.unwrap().unwrap();
+    assert_eq!((stored.rating_sum, stored.review_count), (0, 0), "5 counted, 5 taken away");
+}

@@ -28,7 +28,7 @@ use keyschema::model::{Favorite, Listing, ListingStatus, Review, User, UserRole}
 use keyschema::schema::Index;
 use serde_json::json;
 use store::{RequestLog, Store};
-use stream_processor::{CountChange, Outcome, Target, ITEMS_AT_ONCE};
+use stream_processor::{Outcome, Work, ITEMS_AT_ONCE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use ulid::Ulid;
 
@@ -366,16 +366,8 @@ async fn todays_loop(store: &store::Store, records: &[EventRecord]) -> (usize, V
     let (mut writes, mut failed, mut changes) = (0, Vec::new(), Vec::new());
     for record in records {
         let sequence_number = record.change.sequence_number.clone().unwrap();
-        let (image, inserted) = match record.event_name.as_str() {
-            "REMOVE" => (&record.change.old_image, false),
-            _ => (&record.change.new_image, record.event_name == "INSERT"),
-        };
-        let kind = match image.get("entityType") {
-            Some(serde_dynamo::AttributeValue::S(kind)) => kind.as_str(),
-            _ => continue,
-        };
-        match kind {
-            "Listing" if record.event_name != "REMOVE" => match stream_processor::process(store, record).await {
+        match stream_processor::classify(record) {
+            Ok(Work::Listing(..)) => match stream_processor::process(store, record).await {
                 Ok(Outcome::Skipped) => {}
                 Ok(_) => writes += 1,
                 Err(_) => {
@@ -383,26 +375,7 @@ async fn todays_loop(store: &store::Store, records: &[EventRecord]) -> (usize, V
                     failed.push(sequence_number);
                 }
             },
-            "Review" if record.event_name != "MODIFY" => {
-                let review: Review = serde_dynamo::from_item(image.clone()).unwrap();
-                changes.push(CountChange {
-                    sequence_number,
-                    instance: review.review_id.ulid(),
-                    target: Target::User(review.reviewed_user_id),
-                    weight: review.rating,
-                    inserted,
-                });
-            }
-            "Favorite" if record.event_name != "MODIFY" => {
-                let favorite: Favorite = serde_dynamo::from_item(image.clone()).unwrap();
-                changes.push(CountChange {
-                    sequence_number,
-                    instance: favorite.favorite_id.ulid(),
-                    target: Target::Listing(favorite.listing_id),
-                    weight: 1,
-                    inserted,
-                });
-            }
+            Ok(Work::Count(change)) => changes.push(change),
             _ => {}
         }
     }

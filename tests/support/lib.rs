@@ -91,6 +91,8 @@ pub enum As {
     User(&'static str),
     /// A member of the admin group.
     Admin,
+    /// A user whose `cognito:groups` claim is exactly this text.
+    Groups(&'static str, &'static str),
 }
 
 /// Builds an HTTP API v2 event as API Gateway would send it.
@@ -107,6 +109,21 @@ pub struct Req {
 /// `POST /listings` by the demo seller alice: `title` at 12 in books.
 pub fn new_listing(title: &str) -> Req {
     req("POST /listings").by(As::User("alice")).json(json!({ "title": title, "price": 12, "categoryId": "books" }))
+}
+
+/// Signs `sub` up (`POST /users`, email `<sub>@example.com`); 201 or 409 if
+/// already signed up.
+pub async fn sign_up(deps: &Deps, sub: &'static str) -> u16 {
+    let body = json!({ "name": sub, "email": format!("{sub}@example.com") });
+    users(deps, req("POST /users").by(As::User(sub)).json(body)).await.status
+}
+
+/// Signs up each of `subs`.
+pub async fn sign_up_all(deps: &Deps, subs: &[&'static str]) {
+    for sub in subs {
+        let status = sign_up(deps, sub).await;
+        assert!(status == 201 || status == 409, "sign-up of {sub}: {status}");
+    }
 }
 
 /// Starts a request for a route key such as `GET /products/{productId}`.
@@ -168,6 +185,7 @@ impl Req {
             As::Anonymous => None,
             As::User(sub) => Some(json!({ "sub": sub })),
             As::Admin => Some(json!({ "sub": "admin-1", "cognito:groups": "[admin]" })),
+            As::Groups(sub, groups) => Some(json!({ "sub": sub, "cognito:groups": groups })),
         };
         if let Some(claims) = claims {
             context["authorizer"] = json!({ "jwt": { "claims": claims, "scopes": null } });
@@ -262,6 +280,11 @@ pub async fn orders(deps: &Deps, shards: u16, r: Req) -> Reply {
 /// Calls the listings function's Lambda handler.
 pub async fn listings(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(listings::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Calls the reviews function's Lambda handler.
+pub async fn reviews(deps: &Deps, r: Req) -> Reply {
+    Reply::from_event(reviews::handler(deps, lambda_event(r.event())).await.expect("infallible"))
 }
 
 /// Every record in the test table's stream so far, as Lambda would deliver them.

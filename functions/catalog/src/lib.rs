@@ -2,12 +2,13 @@
 //! access patterns 1-9 of the product-catalog design). Reads are public;
 //! writes are for admins. Each route is one DynamoDB request.
 
+use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use keyschema::access;
 use keyschema::ids::{BrandId, CategoryId, ProductId};
 use keyschema::keys;
-use keyschema::model::{Brand, Category, Entity, IdempotencyRecord, Money, Product};
+use keyschema::model::{Brand, Category, Entity, Money, Product};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
 use serde::Deserialize;
@@ -144,9 +145,6 @@ async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     Response::ok(&app.get_or_404::<Product>(&keys::product::key(&id), || format!("product `{id}`")).await?)
 }
 
-/// How long a stock change's `Idempotency-Key` is remembered.
-const IDEMPOTENCY_TTL_SECS: u64 = 24 * 3600;
-
 /// Body of `POST /products/{productId}/stock`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -160,10 +158,11 @@ struct StockChange {
 /// other (DynamoDB applies the ADD, not a read-modify-write here). The ADD
 /// goes in a one-action transaction for its `ClientRequestToken`: an SDK
 /// retry of a change that already applied is not applied twice. With an
-/// `Idempotency-Key` header an idempotency record is put in the same
-/// transaction, so the caller's own retry (after a 503, say) is not applied
-/// twice either: it answers the product as it is (24 h, like orders).
-/// The answer is the product read back (strongly consistent) after the change.
+/// `Idempotency-Key` header its record is put in the same transaction
+/// ([`api::idempotency`], route `stock`), so the caller's own retry (after
+/// a 503, say) is not applied twice either: it answers the product as it
+/// is. The answer is the product read back (strongly consistent) after the
+/// change.
 async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.admin()?;
     let id: ProductId = req.path("productId")?;
@@ -173,37 +172,18 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
         write::product::change_stock(&id, delta, &rfc3339(now_ms())).filter(|_| delta != 0).ok_or_else(|| {
             ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
         })?;
+    let idempotency = Idempotency::of(&req, &caller.user_id, "stock", format!("{id} {delta}").as_bytes())?;
     let mut tx = app.store.transaction();
-    let record = match api::idempotency_key(&req)? {
-        Some(key) => {
-            let record = IdempotencyRecord {
-                caller_id: caller.user_id.clone(),
-                key: format!("stock-{id}-{key}"),
-                request_hash: api::request_hash(format!("{id} {delta}").as_bytes()),
-                order_id: None,
-                expires_at: now_ms() / 1000 + IDEMPOTENCY_TTL_SECS,
-            };
-            tx.put_new("idempotency", &record)?;
-            Some(record)
-        }
-        None => None,
-    };
+    if let Some(idempotency) = &idempotency {
+        idempotency.put_in(&mut tx)?;
+    }
     tx.update("stock", &change)?;
+    let product_now = || async { app.store.get_consistent::<Product>(&keys::product::key(&id)).await };
     match tx.send().await {
-        Ok(()) => Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?),
-        Err(e) if e.failed("idempotency") => {
-            // This key was seen: the same change was applied then (200 with
-            // the product now), or the key came with another change (422).
-            let first = e.failed_item("idempotency").cloned().map(from_item::<IdempotencyRecord>).transpose()?;
-            match (first, record) {
-                (Some(first), Some(record)) if first.request_hash == record.request_hash => {
-                    Ok(Response::ok(&app.store.get_consistent::<Product>(&keys::product::key(&id)).await?)?.replayed())
-                }
-                _ => Err(ApiError::unprocessable(
-                    "idempotency_key_reused",
-                    "this Idempotency-Key was used with a different request",
-                )),
-            }
+        Ok(()) => Response::ok(&product_now().await?),
+        Err(e) if idempotency.as_ref().map(|i| i.taken_by(&e)).transpose()?.flatten().is_some() => {
+            // This change was applied when the key was first sent.
+            Ok(Response::ok(&product_now().await?)?.replayed())
         }
         Err(e) if e.failed("stock") => match e.failed_item("stock").cloned().map(from_item::<Product>) {
             None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),

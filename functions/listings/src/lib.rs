@@ -74,9 +74,16 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 }
 
 /// Marketplace AP3: a listing by id (public). `GetItem LISTING#<listingId> / #METADATA`.
+/// A removed listing is 404 here for everyone (its seller finds it among
+/// their own listings, AP4); a sold one stays readable (orders link to it).
 async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ListingId = req.path("listingId")?;
-    Response::ok(&app.get_or_404::<Listing>(&keys::listing::key(&id), || format!("listing `{id}`")).await?)
+    let missing = || format!("listing `{id}`");
+    let listing = app.get_or_404::<Listing>(&keys::listing::key(&id), missing).await?;
+    if listing.status == ListingStatus::Removed {
+        return Err(ApiError::not_found(format!("{} does not exist", missing())));
+    }
+    Response::ok(&listing)
 }
 
 /// Body of `PATCH /listings/{listingId}`.

@@ -1,29 +1,36 @@
 //! Placing an order: one `TransactWriteItems` writes the order, its items
 //! and the idempotency record, and marks the listing sold (only if still
 //! active at the price read) or takes each product's quantity from stock
-//! (only if enough, at the price read).
+//! (only if enough, at the price read). Only signed-up users order: the
+//! buyer's user item is read with the listing or the products.
 //!
-//! `Idempotency-Key`: the record `IDEMPOTENCY#<buyerId>#<key>` is put in the
-//! same transaction, only if absent. A retry finds it (a strongly consistent
-//! read) and gets the first order back with the same 201; the same key with
-//! another request is a 422; concurrent requests with one key race on the
-//! record's condition, so exactly one order is written and the others
-//! answer with it.
+//! `Idempotency-Key` (required; [`api::idempotency`], route `orders`): the
+//! record is put in the placement transaction, only if absent. A retry finds
+//! it and gets the first order back (201, replayed); the same key with
+//! another request is a 422. Concurrent requests with one key race on the
+//! record's condition, so exactly one order is written; a request that
+//! fails its own checks (the listing is sold, the stock is gone: perhaps by
+//! the very request it retries) looks at the key again before answering,
+//! so every request with the key and body answers the order once it is
+//! placed, however they race.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
+use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
 use keyschema::ids::{ListingId, OrderId, ProductId, UserId};
 use keyschema::keys;
 use keyschema::model::{
     IdempotencyRecord, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product,
 };
+use keyschema::schema::EntityType;
 use keyschema::shard::order_shard;
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
 use serde::{Deserialize, Serialize};
-use store::{StoreError, Transaction};
+use store::item::{entity_type, from_item};
+use store::{Item, StoreError, Transaction};
 
 use crate::App;
 
@@ -31,8 +38,8 @@ use crate::App;
 pub const MAX_LINES: usize = 25;
 /// Most units of one line.
 pub const MAX_QTY: u32 = 1000;
-/// How long an idempotency key is remembered.
-pub const IDEMPOTENCY_TTL_SECS: u64 = 24 * 3600;
+/// Placement attempts (each a read of the key and, if free, a transaction).
+const ATTEMPTS: u32 = 5;
 
 /// Body of `POST /orders`: a listing, or catalog products.
 #[derive(Debug, Deserialize, Serialize)]
@@ -74,40 +81,40 @@ impl From<StoreError> for Attempt {
 }
 
 /// Places an order (see the module docs). Requests: a consistent read of
-/// the idempotency record, a read of the listing (`GetItem`) or products
-/// (`BatchGetItem`), and one `TransactWriteItems`.
+/// the idempotency record, one `BatchGetItem` of the listing or products
+/// and the buyer, and one `TransactWriteItems`.
 pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    let key =
-        api::idempotency_key(&req)?.ok_or_else(|| ApiError::bad_request("the Idempotency-Key header is required"))?;
     let body: NewOrder = req.json()?;
     validate(&body)?;
-    let hash = api::request_hash(&serde_json::to_vec(&body).map_err(ApiError::internal)?);
-    let record_key = keys::idempotency::key(&caller.user_id, &key);
-    for attempt in 0..5u32 {
-        if let Some(record) = app.store.get_consistent::<IdempotencyRecord>(&record_key).await? {
-            return replay(app, &record, &hash).await;
+    let request = serde_json::to_vec(&body).map_err(ApiError::internal)?;
+    let key = Idempotency::required(&req, &caller.user_id, "orders", &request)?;
+    for attempt in 0..ATTEMPTS {
+        if let Some(first) = key.seen(&app.store).await? {
+            return replay(app, &first).await;
         }
-        let record = IdempotencyRecord {
-            caller_id: caller.user_id.clone(),
-            key: key.clone(),
-            request_hash: hash.clone(),
-            order_id: Some(OrderId::generate()),
-            expires_at: now_ms() / 1000 + IDEMPOTENCY_TTL_SECS,
-        };
+        let attempt_key = key.with_order(OrderId::generate());
         let placed = match (&body.listing_id, &body.items) {
-            (Some(listing), _) => place_listing(app, &caller.user_id, listing, &record).await,
-            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &record).await,
+            (Some(listing), _) => place_listing(app, &caller.user_id, listing, &attempt_key).await,
+            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &attempt_key).await,
             (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
         };
         match placed {
             Ok(order) => return Response::created(&order),
+            // The listing sold or the stock gone: perhaps by the request
+            // this one retries, which then holds the key.
+            Err(Attempt::Failed(e)) if e.status == 409 => {
+                return match key.seen(&app.store).await? {
+                    Some(first) => replay(app, &first).await,
+                    None => Err(e),
+                };
+            }
             Err(Attempt::Failed(e)) => return Err(e),
             Err(Attempt::KeyTaken) => continue,
             Err(Attempt::Contended) => tokio::time::sleep(Duration::from_millis(10 << attempt)).await,
         }
     }
-    Err(ApiError::conflict("the order could not be placed under contention; retry with the same Idempotency-Key"))
+    Err(ApiError::unavailable())
 }
 
 fn validate(body: &NewOrder) -> Result<(), ApiError> {
@@ -127,19 +134,28 @@ fn validate(body: &NewOrder) -> Result<(), ApiError> {
     }
 }
 
-/// The answer to a request whose key was seen: the first order, or 422 if
-/// the key came with another request.
-async fn replay(app: &App, record: &IdempotencyRecord, hash: &str) -> Result<Response, ApiError> {
-    if record.request_hash != hash {
-        return Err(ApiError::unprocessable(
-            "idempotency_key_reused",
-            "this Idempotency-Key was used with a different request",
-        ));
-    }
+/// The answer to a request whose key was taken by the same request: the
+/// first order, marked replayed.
+async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiError> {
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
     let order = app.store.get_consistent::<Order>(&keys::order::key(&order_id)).await?;
     Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
+}
+
+/// 403 unless the buyer's user item is among `items` (read with the
+/// listing or products: only signed-up users order).
+fn require_signed_up(items: &[Item]) -> Result<(), ApiError> {
+    if items.iter().any(|i| entity_type(i) == Some(EntityType::User.as_str())) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden("sign up (POST /users) before ordering"))
+    }
+}
+
+/// The items of `entity` among `items`, decoded.
+fn of_entity<T: serde::de::DeserializeOwned>(items: Vec<Item>, entity: EntityType) -> Result<Vec<T>, StoreError> {
+    items.into_iter().filter(|i| entity_type(i) == Some(entity.as_str())).map(from_item).collect()
 }
 
 fn new_order(
@@ -174,28 +190,21 @@ fn new_order(
 async fn send(tx: Transaction) -> Result<(), Result<StoreError, Attempt>> {
     match tx.send().await {
         Ok(()) => Ok(()),
-        Err(e) if e.failed(IDEMPOTENCY) => Err(Err(Attempt::KeyTaken)),
+        Err(e) if e.failed(api::idempotency::ACTION) => Err(Err(Attempt::KeyTaken)),
         Err(e) if e.is_transaction_conflict() => Err(Err(Attempt::Contended)),
         Err(e) if e.failed_actions().next().is_some() => Err(Ok(e)),
         Err(e) => Err(Err(e.into())),
     }
 }
 
-/// The action putting the idempotency record.
-const IDEMPOTENCY: &str = "idempotency";
 /// Name prefix of the actions taking a product's units.
 const STOCK: &str = "stock ";
 
 /// The placement transaction, with the order's id as its token: the record,
 /// the order and its items, each put only if absent.
-fn placement(
-    app: &App,
-    record: &IdempotencyRecord,
-    order: &Order,
-    items: &[OrderItem],
-) -> Result<Transaction, StoreError> {
+fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -> Result<Transaction, StoreError> {
     let mut tx = app.store.transaction().with_token(order.order_id.to_string());
-    tx.put_new(IDEMPOTENCY, record)?;
+    key.put_in(&mut tx)?;
     tx.put_new("order", order)?;
     for item in items {
         tx.put_new(format!("item {}", item.item_id), item)?;
@@ -206,13 +215,10 @@ fn placement(
 /// Marketplace: buy a listing. The listing is marked sold (and moves to the
 /// `sold` GSI1 prefix, out of the browse index) only if still active at the
 /// price read.
-async fn place_listing(
-    app: &App,
-    buyer: &UserId,
-    id: &ListingId,
-    record: &IdempotencyRecord,
-) -> Result<Order, Attempt> {
-    let listing = app.store.get::<Listing>(&keys::listing::key(id)).await?;
+async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempotency) -> Result<Order, Attempt> {
+    let read = app.store.batch_get_items(&[keys::listing::key(id), keys::user::key(buyer)], false).await?;
+    require_signed_up(&read)?;
+    let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
     if listing.status != ListingStatus::Active {
         return Err(ApiError::conflict(format!("listing `{id}` is not for sale ({})", listing.status)).into());
@@ -221,7 +227,7 @@ async fn place_listing(
         return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
     let line = OrderLine { item_id: id.to_string(), qty: 1 };
-    let order = new_order(app, record, buyer, Some(&listing), vec![line], listing.price)?;
+    let order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
         item_id: id.to_string(),
@@ -231,7 +237,7 @@ async fn place_listing(
         buyer_id: buyer.clone(),
         seller_id: Some(listing.seller_id.clone()),
     };
-    let mut tx = placement(app, record, &order, &[item])?;
+    let mut tx = placement(app, key, &order, &[item])?;
     tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at))?;
     match send(tx).await {
         Ok(()) => Ok(order),
@@ -245,14 +251,12 @@ async fn place_listing(
 
 /// Catalog: buy products. Each product's stock is decremented only if
 /// enough is left at the price read (`write::product::take_for_order`).
-async fn place_products(
-    app: &App,
-    buyer: &UserId,
-    lines: &[NewLine],
-    record: &IdempotencyRecord,
-) -> Result<Order, Attempt> {
-    let wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
-    let products = app.store.batch_get::<Product>(&wanted, false).await?;
+async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idempotency) -> Result<Order, Attempt> {
+    let mut wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
+    wanted.push(keys::user::key(buyer));
+    let read = app.store.batch_get_items(&wanted, false).await?;
+    require_signed_up(&read)?;
+    let products = of_entity::<Product>(read, EntityType::Product)?;
     let mut total = Money::default();
     let mut found = Vec::with_capacity(lines.len());
     for line in lines {
@@ -271,7 +275,7 @@ async fn place_products(
         found.push(product);
     }
     let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();
-    let order = new_order(app, record, buyer, None, order_lines, total)?;
+    let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
         .zip(&found)
@@ -285,7 +289,7 @@ async fn place_products(
             seller_id: None,
         })
         .collect();
-    let mut tx = placement(app, record, &order, &items)?;
+    let mut tx = placement(app, key, &order, &items)?;
     for (line, product) in lines.iter().zip(&found) {
         let take = write::product::take_for_order(&product.product_id, line.qty, product.price, &order.created_at);
         tx.update(format!("{STOCK}{}", product.product_id), &take)?;

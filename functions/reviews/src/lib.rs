@@ -14,7 +14,7 @@ use keyschema::model::{Order, OrderStatus, Party, Review};
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write::{self, Cond};
 use serde::de::{self, Deserializer};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use store::item::from_item;
 
 api::routes! {
@@ -114,11 +114,39 @@ fn check_reviewable(order: &Order, party: Party) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Marketplace AP10: reviews about a user, newest first (public).
-/// `Query pk = USER#<userId>, begins_with(sk, REVIEW#)`, descending.
+/// A review as the public sees it: signed by its author, without the order
+/// it is about (the parties' own views keep that).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PublicReview {
+    review_id: ReviewId,
+    reviewed_user_id: UserId,
+    author_id: UserId,
+    rating: u8,
+    body: String,
+    created_at: String,
+}
+
+impl From<Review> for PublicReview {
+    fn from(r: Review) -> Self {
+        PublicReview {
+            review_id: r.review_id,
+            reviewed_user_id: r.reviewed_user_id,
+            author_id: r.author_id,
+            rating: r.rating,
+            body: r.body,
+            created_at: r.created_at,
+        }
+    }
+}
+
+/// Marketplace AP10: reviews about a user, newest first (public, without
+/// order ids). `Query pk = USER#<userId>, begins_with(sk, REVIEW#)`, descending.
 async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let user: UserId = req.path("userId")?;
-    app.list::<Review>(&access::reviews_about(&user), &req.page(&[])?).await
+    let (items, next_cursor) = app.page::<Review>(&access::reviews_about(&user), &req.page(&[])?).await?;
+    let items: Vec<PublicReview> = items.into_iter().map(PublicReview::from).collect();
+    Response::ok(&api::ListBody { items, next_cursor })
 }
 
 /// Marketplace AP11: reviews a user wrote, newest first (the author or an

@@ -8,11 +8,13 @@ use api::{ApiError, Caller, Deps, ListBody, Request, Response};
 use keyschema::access;
 use keyschema::ids::{Email, FavoriteId, ListingId, UserId};
 use keyschema::keys;
-use keyschema::model::{EmailGuard, Favorite, User, UserRole};
+use keyschema::model::{EmailGuard, Favorite, Listing, ListingStatus, User, UserRole};
+use keyschema::schema::EntityType;
 use keyschema::time::{now_ms, rfc3339};
 use keyschema::write::{self, attr, Value};
 use serde::{Deserialize, Serialize};
 use store::item::from_item;
+use store::StoreError;
 
 api::routes! {
     app: Deps;
@@ -199,30 +201,40 @@ async fn change_email(
     }
 }
 
-/// Beyond the seeds: marks a listing as the caller's favorite. Idempotent:
-/// one `TransactWriteItems` puts `USER#<sub> / FAVORITE#<listingId>` if
-/// absent (201) and checks the listing exists (404); if it is already a
-/// favorite, the answer is the one stored (200). The stream processor
-/// counts it into the listing's `favoriteCount`.
+/// Beyond the seeds: marks a listing as the caller's favorite. One
+/// `BatchGetItem` reads the listing and the caller's user item: only a
+/// signed-up user (403) favorites, and only a listing that is active (404 if
+/// missing or removed, 409 if sold; a favorite racing a sale may land).
+/// Then one `PutItem` of `USER#<sub> / FAVORITE#<listingId>` if absent
+/// (201); if it is already a favorite, the answer is the one stored (200).
+/// Nothing is written to the listing, which many users may favorite at
+/// once: the stream processor counts it into the listing's `favoriteCount`.
 async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    let listing: ListingId = req.path("listingId")?;
+    let listing_id: ListingId = req.path("listingId")?;
+    let read =
+        app.store.batch_get_items(&[keys::listing::key(&listing_id), keys::user::key(&caller.user_id)], false).await?;
+    let of = |entity: EntityType| read.iter().find(|i| store::item::entity_type(i) == Some(entity.as_str()));
+    if of(EntityType::User).is_none() {
+        return Err(ApiError::forbidden("sign up (POST /users) before adding favorites"));
+    }
+    let listing = of(EntityType::Listing).cloned().map(from_item::<Listing>).transpose()?;
+    match listing.map(|l| l.status) {
+        None | Some(ListingStatus::Removed) => {
+            return Err(ApiError::not_found(format!("listing `{listing_id}` does not exist")));
+        }
+        Some(ListingStatus::Sold) => return Err(ApiError::conflict(format!("listing `{listing_id}` is sold"))),
+        Some(ListingStatus::Active) => {}
+    }
     let favorite = Favorite {
         user_id: caller.user_id,
-        listing_id: listing,
+        listing_id,
         favorite_id: FavoriteId::generate(),
         created_at: rfc3339(now_ms()),
     };
-    let mut tx = app.store.transaction();
-    tx.put_new("favorite", &favorite)?;
-    tx.must_exist("listing", &keys::listing::key(&listing))?;
-    match tx.send().await {
+    match app.store.put_new(&favorite).await {
         Ok(()) => Response::created(&favorite),
-        Err(e) if e.failed("favorite") => match e.failed_item("favorite").cloned() {
-            Some(item) => Response::ok(&from_item::<Favorite>(item)?),
-            None => Err(e.into()),
-        },
-        Err(e) if e.failed("listing") => Err(ApiError::not_found(format!("listing `{listing}` does not exist"))),
+        Err(StoreError::ConditionFailed(Some(item))) => Response::ok(&from_item::<Favorite>(item)?),
         Err(e) => Err(e.into()),
     }
 }

@@ -101,10 +101,7 @@ impl From<StoreError> for ApiError {
                 ApiError::conflict("the resource changed concurrently; read it again and retry")
             }
             e if e.is_retryable() => ApiError { internal: Some(e.to_string()), ..ApiError::unavailable() },
-            e if e.is_token_reused() => ApiError::unprocessable(
-                "idempotency_key_reused",
-                "this Idempotency-Key was used with a different request",
-            ),
+            e if e.is_token_reused() => crate::idempotency::reused(),
             StoreError::ForeignStartKey => ApiError::bad_request("invalid cursor"),
             other => ApiError::internal(other),
         }

@@ -9,6 +9,7 @@
 
 mod cursor;
 mod error;
+pub mod idempotency;
 mod request;
 mod response;
 pub mod validate;
@@ -76,24 +77,6 @@ impl Deps {
         let (items, next_cursor) = self.page::<T>(query, page).await?;
         Response::ok(&ListBody { items, next_cursor })
     }
-}
-
-/// The `Idempotency-Key` header, if given: `[A-Za-z0-9_-]{1,128}` (400 otherwise).
-pub fn idempotency_key(req: &Request) -> Result<Option<String>, ApiError> {
-    let Some(key) = req.header("idempotency-key") else { return Ok(None) };
-    let ok = (1..=128).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if ok {
-        Ok(Some(key.to_owned()))
-    } else {
-        Err(ApiError::bad_request("Idempotency-Key must be 1-128 characters of [A-Za-z0-9_-]"))
-    }
-}
-
-/// SHA-256 of a request, in hex: an idempotency record refuses its key with
-/// another request.
-pub fn request_hash(request: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(request).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Logs the request line (request id, route, status, latency, DynamoDB

@@ -58,16 +58,35 @@ impl Caller {
     }
 }
 
-/// Whether a groups claim names a group. Accepts `[a b]`, `[a, b]`,
-/// `["a","b"]` and a bare `a`.
+/// The group names of a `cognito:groups` claim, in the two forms API
+/// Gateway's JWT authorizer is reported to hand over: a JSON array
+/// (`["admin","partners"]`) or the bracketed, space-separated string
+/// (`[admin partners]`). Anything else, or a name that could be read two
+/// ways (a comma, a quote, a bracket or whitespace inside it), gives no
+/// groups at all: a claim that parses ambiguously grants nothing.
+pub fn groups(claim: &str) -> Vec<String> {
+    let claim = claim.trim();
+    let clean =
+        |g: &str| !g.is_empty() && !g.chars().any(|c| matches!(c, ',' | '"' | '[' | ']' | '\\') || c.is_whitespace());
+    if let Ok(names) = serde_json::from_str::<Vec<String>>(claim) {
+        return if names.iter().all(|g| clean(g)) { names } else { Vec::new() };
+    }
+    match claim.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
+        Some(inner) => {
+            let names: Vec<String> = inner.split_whitespace().map(str::to_owned).collect();
+            if names.iter().all(|g| clean(g)) {
+                names
+            } else {
+                Vec::new()
+            }
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Whether a groups claim names `group` (a whole name; see [`groups`]).
 pub fn groups_contain(claim: &str, group: &str) -> bool {
-    claim
-        .trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .map(|g| g.trim_matches('"'))
-        .any(|g| g == group)
+    groups(claim).iter().any(|g| g == group)
 }
 
 /// Pagination parameters of a list route.
@@ -203,7 +222,12 @@ impl Request {
             return Err(ApiError::bad_request("a JSON body is required"));
         }
         let de = &mut serde_json::Deserializer::from_slice(&bytes);
-        let Strict(value) = serde_path_to_error::deserialize(de).map_err(body_error)?;
+        let Strict(value) = serde_path_to_error::deserialize(&mut *de).map_err(body_error)?;
+        // Exactly one value: only whitespace may follow it.
+        de.end().map_err(|_| ApiError::bad_request("invalid body: one JSON object, with nothing after it"))?;
+        if !value.is_object() {
+            return Err(ApiError::bad_request("invalid body: must be a JSON object"));
+        }
         if let Some(path) = null_member(&value, String::new()) {
             return Err(ApiError::bad_request(format!(
                 "invalid body: `{path}`: must not be null (leave an optional field out)"
@@ -340,13 +364,47 @@ mod tests {
 
     #[test]
     fn groups_claim_forms() {
-        assert!(groups_contain("[admin]", "admin"));
-        assert!(groups_contain("[ops admin]", "admin"));
-        assert!(groups_contain("[ops, admin]", "admin"));
-        assert!(groups_contain("[\"admin\"]", "admin"));
-        assert!(groups_contain("admin", "admin"));
-        assert!(!groups_contain("[administrators]", "admin"));
-        assert!(!groups_contain("", "admin"));
+        for yes in
+            ["[admin]", "[ops admin]", "[ops  admin ]", "[\"admin\"]", "[\"ops\",\"admin\"]", " [\"ops\", \"admin\"] "]
+        {
+            assert!(groups_contain(yes, "admin"), "{yes}");
+        }
+        for no in [
+            "[\"partners,admin\"]",
+            "[\"\\\"admin\\\"\"]",
+            "[partners,admin]",
+            "[ops, admin]",
+            "[\"admin]",
+            "[admin\"]",
+            "[administrators]",
+            "[\"admin \"]",
+            "[[admin]]",
+            "admin",
+            "admin,partners",
+            "[]",
+            "",
+            "[\"admin\",\"a b\"]",
+        ] {
+            assert!(!groups_contain(no, "admin"), "{no}");
+        }
+        assert_eq!(groups("[a b]"), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_body_is_one_json_object() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Delta {
+            delta: i64,
+        }
+        let read = |b: &str| with_body(b).json::<Delta>().map(|_| ()).map_err(|e| e.message);
+        assert_eq!(read("{\"delta\":1}\n "), Ok(()));
+        for bad in
+            ["{\"delta\":1}{\"delta\":500}", "{\"delta\":1} garbage", "{\"delta\":1},", "[2]", "[{\"delta\":1}]", "7"]
+        {
+            assert!(read(bad).is_err(), "{bad}");
+        }
     }
 
     fn with_body(body: &str) -> Request {

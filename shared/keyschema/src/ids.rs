@@ -50,9 +50,14 @@ macro_rules! ulid_id {
                 if s.len() != 26 {
                     return Err(IdError { kind: $kind, reason: "must be a 26-character ULID" });
                 }
+                // Only the canonical spelling: the parser also takes lower
+                // case, Crockford's aliases (O, I, L) and a first character
+                // whose overflow it masks, each an alias of another id.
                 Ulid::from_string(s)
+                    .ok()
+                    .filter(|u| u.to_string() == s)
                     .map(Self)
-                    .map_err(|_| IdError { kind: $kind, reason: "must be a 26-character ULID" })
+                    .ok_or(IdError { kind: $kind, reason: "must be a 26-character ULID in canonical upper case" })
             }
         }
 
@@ -260,6 +265,15 @@ mod tests {
         assert!("not-a-ulid".parse::<ProductId>().is_err());
         assert!("".parse::<OrderId>().is_err());
         assert!("01HVNR4Q3R#METADATA0000000".parse::<OrderId>().is_err());
+        for alias in [
+            "81JF8Z6A000000000000000001",
+            "01jf8z6a000000000000000001",
+            "O1JF8Z6A000000000000000001",
+            "01JF8Z6A00000000000000000L",
+        ] {
+            assert!(alias.parse::<ListingId>().is_err(), "{alias}");
+        }
+        assert!("01JF8Z6A000000000000000001".parse::<ListingId>().is_ok());
     }
 
     #[test]

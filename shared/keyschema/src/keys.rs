@@ -284,12 +284,13 @@ pub mod favorite {
     }
 }
 
-/// Favorite marker: `LISTING#<listingId>` / `FAVED#<favoriteId>`, beside the listing.
+/// Favorite marker: `USER#<userId>` / `FAVED#<listingId>`, one per user and
+/// listing, in the user's partition.
 pub mod favorite_marker {
     use super::*;
     /// Primary key.
-    pub fn key(listing: &ListingId, favorite: &FavoriteId) -> Key {
-        Key::new(listing::key(listing).pk, format!("FAVED#{favorite}"))
+    pub fn key(user: &UserId, listing: &ListingId) -> Key {
+        Key::new(user_partition(user), format!("FAVED#{listing}"))
     }
 }
 
@@ -304,12 +305,13 @@ pub mod order_message {
     }
 }
 
-/// Idempotency record: `IDEMPOTENCY#<callerId>#<key>` / `#IDEMPOTENCY`.
+/// Idempotency record: `IDEMPOTENCY#<callerId>#<route>#<key>` / `#IDEMPOTENCY`.
 pub mod idempotency {
     use super::*;
-    /// Primary key; `key` is a validated `Idempotency-Key` (no `#`).
-    pub fn key(caller: &UserId, key: &str) -> Key {
-        Key::new(format!("IDEMPOTENCY#{caller}#{key}"), "#IDEMPOTENCY")
+    /// Primary key: keys are per caller and per route; `route` is a short
+    /// route name and `key` a validated `Idempotency-Key` (neither has `#`).
+    pub fn key(caller: &UserId, route: &str, key: &str) -> Key {
+        Key::new(format!("IDEMPOTENCY#{caller}#{route}#{key}"), "#IDEMPOTENCY")
     }
 }
 
@@ -477,11 +479,11 @@ pub(crate) mod tests {
                 let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
                 (favorite::item_keys(&u, &l, &f), vec![u.to_string(), l.to_string(), f.to_string()])
             }),
-            (ulid(), ulid()).prop_map(|(l, f)| {
-                let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
+            (user(), ulid()).prop_map(|(u, l)| {
+                let l = ListingId::from_ulid(l);
                 (
-                    ItemKeys::table_only(EntityType::FavoriteMarker, favorite_marker::key(&l, &f)),
-                    vec![l.to_string(), f.to_string()],
+                    ItemKeys::table_only(EntityType::FavoriteMarker, favorite_marker::key(&u, &l)),
+                    vec![u.to_string(), l.to_string()],
                 )
             }),
             (ulid(), ulid()).prop_map(|(o, m)| {
@@ -498,8 +500,8 @@ pub(crate) mod tests {
                     vec![u.to_string(), r.to_string()],
                 )
             }),
-            (user(), "[A-Za-z0-9_-]{1,64}").prop_map(|(u, k)| {
-                (ItemKeys::table_only(EntityType::Idempotency, idempotency::key(&u, &k)), vec![u.to_string(), k])
+            (user(), "[a-z]{1,10}", "[A-Za-z0-9_-]{1,64}").prop_map(|(u, r, k)| {
+                (ItemKeys::table_only(EntityType::Idempotency, idempotency::key(&u, &r, &k)), vec![u.to_string(), r, k])
             }),
             slug().prop_map(|b| {
                 let b: BrandId = b.parse().unwrap();

@@ -294,6 +294,8 @@ impl Entity for OrderItem {
 pub struct IdempotencyRecord {
     /// Whose key.
     pub caller_id: UserId,
+    /// The route it was sent to (a short name such as `orders`).
+    pub route: String,
     /// The key.
     pub key: String,
     /// SHA-256 of the request, to refuse the key with another request.
@@ -308,7 +310,7 @@ pub struct IdempotencyRecord {
 impl Entity for IdempotencyRecord {
     const TYPE: EntityType = EntityType::Idempotency;
     fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::idempotency::key(&self.caller_id, &self.key))
+        ItemKeys::table_only(Self::TYPE, keys::idempotency::key(&self.caller_id, &self.route, &self.key))
     }
 }
 
@@ -349,7 +351,8 @@ impl Entity for Review {
     }
 }
 
-/// Whether a review's rating is in its user's aggregates.
+/// Whether a counted instance (a review's rating, a favorite) is in its
+/// aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MarkerState {
@@ -370,7 +373,9 @@ impl MarkerState {
     }
 }
 
-/// The stream processor's record of one review's effect on the aggregates.
+/// The stream processor's record of one review's rating in its user's
+/// aggregates: whether it is counted and the weight (rating) it counted, so
+/// a removal takes away exactly that.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RatingMarker {
@@ -380,6 +385,8 @@ pub struct RatingMarker {
     pub reviewed_user_id: UserId,
     /// Counted or removed.
     pub state: MarkerState,
+    /// What it added to `ratingSum` while counted.
+    pub weight: u32,
 }
 
 impl Entity for RatingMarker {
@@ -445,22 +452,30 @@ impl Entity for Favorite {
     }
 }
 
-/// The stream processor's record of one favorite's effect on its listing's
-/// `favoriteCount`.
+/// The stream processor's record of whether a user's favorite of a listing
+/// is counted in the listing's `favoriteCount`: one per user and listing,
+/// whatever the number of add/remove cycles, in the user's partition (not
+/// the listing's, which many users favorite at once). `version` is the
+/// latest favoriting seen (each add is a new [`FavoriteId`]), so a record of
+/// an older one changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FavoriteMarker {
-    /// The favoriting.
-    pub favorite_id: FavoriteId,
+    /// Whose favorite.
+    pub user_id: UserId,
     /// The listing counted.
     pub listing_id: ListingId,
+    /// The latest favoriting seen.
+    pub version: FavoriteId,
     /// Counted or removed.
     pub state: MarkerState,
+    /// What it added to `favoriteCount` while counted (1).
+    pub weight: u32,
 }
 
 impl Entity for FavoriteMarker {
     const TYPE: EntityType = EntityType::FavoriteMarker;
     fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::favorite_marker::key(&self.listing_id, &self.favorite_id))
+        ItemKeys::table_only(Self::TYPE, keys::favorite_marker::key(&self.user_id, &self.listing_id))
     }
 }

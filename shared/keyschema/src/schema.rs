@@ -195,10 +195,10 @@ pub const ENTITIES: &[EntitySchema] = &[
     entity(EntityType::Category, [t("CATEGORIES", "CATEGORY#<categoryId>"), None, None, None], ""),
     entity(EntityType::Product, [t("PRODUCT#<productId>", "#METADATA"), t("BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"), t("CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"), None], ""),
     entity(EntityType::Favorite, [t("USER#<userId>", "FAVORITE#<listingId>"), t("FAVORITES#<userId>", "FAVORITE#<favoriteId>"), None, None], "in the user's partition, one per listing (PUT and DELETE are idempotent); GSI1 orders them newest first"),
-    entity(EntityType::FavoriteMarker, [t("LISTING#<listingId>", "FAVED#<favoriteId>"), None, None, None], "written by the stream processor with the listing's favoriteCount; state counted or removed"),
+    entity(EntityType::FavoriteMarker, [t("USER#<userId>", "FAVED#<listingId>"), None, None, None], "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted"),
     entity(EntityType::OrderMessage, [t("ORDER#<orderId>", "MESSAGE#<messageId>"), None, None, None], "in the order's own partition, beside its items; carries the parties"),
-    entity(EntityType::RatingMarker, [t("USER#<reviewedUserId>", "RATED#<reviewId>"), None, None, None], "written by the stream processor in the transaction that changes the user's rating sum and count; state counted or removed"),
-    entity(EntityType::Idempotency, [t("IDEMPOTENCY#<callerId>#<key>", "#IDEMPOTENCY"), None, None, None], "written in the order's transaction; expires (TTL expiresAt) after 24 h"),
+    entity(EntityType::RatingMarker, [t("USER#<reviewedUserId>", "RATED#<reviewId>"), None, None, None], "written by the stream processor in the transaction that changes the user's rating sum and count; counted or removed, and the rating (weight) it counted"),
+    entity(EntityType::Idempotency, [t("IDEMPOTENCY#<callerId>#<route>#<key>", "#IDEMPOTENCY"), None, None, None], "per caller and route; written in the transaction of the request it remembers; expires (TTL expiresAt) after 24 h"),
 ];
 
 /// The schema of one entity.

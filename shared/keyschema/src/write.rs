@@ -43,6 +43,10 @@ pub mod attr {
     pub const SELLER_REVIEW_ID: &str = "sellerReviewId";
     /// A rating or favorite marker's `state`.
     pub const MARKER_STATE: &str = "state";
+    /// A marker's `weight`: what it counted.
+    pub const MARKER_WEIGHT: &str = "weight";
+    /// A marker's `version`: the latest instance it saw (favorites).
+    pub const MARKER_VERSION: &str = "version";
     /// A listing's `favoriteCount`.
     pub const FAVORITE_COUNT: &str = "favoriteCount";
     /// An email guard's `userId`.
@@ -238,45 +242,41 @@ pub mod review {
             .only_if(Cond::Eq(attr::STATUS, Value::s(OrderStatus::Delivered.as_str())))
             .only_if(Cond::NotExists(field))
     }
-
-    /// Moves a rating marker from counted to removed (the review was
-    /// deleted), only if it is still counted.
-    pub fn uncount(reviewed: &UserId, review: &ReviewId) -> Change {
-        uncount_marker(keys::rating_marker::key(reviewed, review))
-    }
 }
 
-/// Moves a marker (rating or favorite) from counted to removed, only if it
-/// is still counted.
-pub fn uncount_marker(marker: keys::Key) -> Change {
-    use crate::model::MarkerState::{Counted, Removed};
-    Change::untimed(marker)
-        .set(attr::MARKER_STATE, Value::s(Removed.as_str()))
-        .only_if(Cond::Eq(attr::MARKER_STATE, Value::s(Counted.as_str())))
-}
-
-/// Favorites: the listing's count, kept by the stream processor.
-pub mod favorite {
+/// Markers of counted instances (see the stream processor's counters):
+/// their state, the weight they counted and, for markers serving successive
+/// instances, the latest version seen.
+pub mod marker {
     use super::*;
+    use crate::model::MarkerState;
 
-    /// Adds to a listing's `favoriteCount`, only if the listing exists.
-    pub fn add_to_count(listing: &ListingId, count: i64) -> Change {
-        Change::untimed(keys::listing::key(listing)).add(attr::FAVORITE_COUNT, count).only_if(Cond::ItemExists)
+    /// The marker fields of a state, a weight and a version.
+    pub fn fields(state: MarkerState, weight: u32, version: Option<String>) -> Vec<(&'static str, Value)> {
+        let mut out = vec![(attr::MARKER_STATE, Value::s(state.as_str())), (attr::MARKER_WEIGHT, Value::n(weight))];
+        out.extend(version.map(|v| (attr::MARKER_VERSION, Value::s(v))));
+        out
+    }
+
+    /// Moves the marker at `key` from `from` (state and version as read) to
+    /// `to` (state, weight, version), only if it is still as read.
+    pub fn move_to(key: Key, from: (MarkerState, Option<String>), to: (MarkerState, u32, Option<String>)) -> Change {
+        let (to_state, to_weight, to_version) = to;
+        let mut change = Change::untimed(key);
+        for (attr, value) in fields(to_state, to_weight, to_version) {
+            change = change.set(attr, value);
+        }
+        let change = change.only_if(Cond::Eq(attr::MARKER_STATE, Value::s(from.0.as_str())));
+        match from.1 {
+            Some(version) => change.only_if(Cond::Eq(attr::MARKER_VERSION, Value::s(version))),
+            None => change.only_if(Cond::NotExists(attr::MARKER_VERSION)),
+        }
     }
 }
 
 /// Users: an email moves the GSI1 partition (`USER_EMAIL#<email>`).
 pub mod user {
     use super::*;
-
-    /// Adds to a user's rating aggregates (integer sum and count), only if
-    /// the user exists (never creates a partial user).
-    pub fn add_ratings(id: &UserId, sum: i64, count: i64) -> Change {
-        Change::untimed(keys::user::key(id))
-            .add(attr::RATING_SUM, sum)
-            .add(attr::REVIEW_COUNT, count)
-            .only_if(Cond::ItemExists)
-    }
 
     /// Changes a user's email, only if it is still `from` (the guard items
     /// move in the same transaction: see [`email_guard`]).

@@ -28,6 +28,14 @@ pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
     Ok(serde_dynamo::from_item(item)?)
 }
 
+/// The `entityType` of an item, if it has one.
+pub fn entity_type(item: &Item) -> Option<&str> {
+    match item.get(ENTITY_TYPE) {
+        Some(AttributeValue::S(t)) => Some(t.as_str()),
+        _ => None,
+    }
+}
+
 /// The `pk`/`sk` map of a primary key, for `GetItem`, `UpdateItem`, `DeleteItem`.
 pub fn key_item(key: &Key) -> Item {
     HashMap::from([(PK.to_owned(), s(&key.pk)), (SK.to_owned(), s(&key.sk))])

@@ -110,6 +110,11 @@ impl Store {
     /// unprocessed are asked again after a growing pause, a bounded number
     /// of times (then `Throttled`).
     pub async fn batch_get<T: DeserializeOwned>(&self, keys: &[Key], consistent: bool) -> Result<Vec<T>, StoreError> {
+        self.batch_get_items(keys, consistent).await?.into_iter().map(item::from_item).collect()
+    }
+
+    /// [`Store::batch_get`] of raw items, for keys of different entities.
+    pub async fn batch_get_items(&self, keys: &[Key], consistent: bool) -> Result<Vec<Item>, StoreError> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let mut found = Vec::with_capacity(keys.len());
         for chunk in keys.chunks(100) {
@@ -128,9 +133,7 @@ impl Store {
                     .send()
                     .await?;
                 if let Some(mut responses) = out.responses {
-                    for item in responses.remove(self.table()).unwrap_or_default() {
-                        found.push(item::from_item(item)?);
-                    }
+                    found.extend(responses.remove(self.table()).unwrap_or_default());
                 }
                 match out.unprocessed_keys.and_then(|mut u| u.remove(self.table())) {
                     Some(rest) if !rest.keys.is_empty() => pending = rest,

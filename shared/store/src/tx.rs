@@ -26,7 +26,8 @@ fn invalid(e: impl std::fmt::Display) -> StoreError {
     StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() }
 }
 
-fn attribute(value: &Value) -> AttributeValue {
+/// A scalar value of a change as an attribute value.
+pub fn attribute(value: &Value) -> AttributeValue {
     match value {
         Value::S(s) => AttributeValue::S(s.clone()),
         Value::N(n) => AttributeValue::N(n.clone()),
@@ -176,9 +177,13 @@ impl Transaction {
 
     /// Puts `entity` only if no item has its primary key.
     pub fn put_new<E: Entity>(&mut self, name: impl Into<ActionName>, entity: &E) -> Result<&mut Self, StoreError> {
+        self.put_item_new(name, to_item(entity)?)
+    }
+
+    /// Puts a raw `item` only if no item has its primary key.
+    pub fn put_item_new(&mut self, name: impl Into<ActionName>, item: Item) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(&[Cond::NotExists(PK)]);
-        let put =
-            conditioned!(Put::builder(), &self.table, e).set_item(Some(to_item(entity)?)).build().map_err(invalid)?;
+        let put = conditioned!(Put::builder(), &self.table, e).set_item(Some(item)).build().map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().put(put).build());
         Ok(self)
     }

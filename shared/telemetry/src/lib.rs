@@ -50,12 +50,43 @@ pub fn init(function: &'static str) {
 }
 
 /// JSON log lines on stdout, one object per event with its fields at the
-/// top level; the level from `AWS_LAMBDA_LOG_LEVEL` (or `RUST_LOG`), INFO by
-/// default. Does nothing if the process already has a subscriber.
+/// top level; the level from `AWS_LAMBDA_LOG_LEVEL` (the template's
+/// `LogLevel`), INFO by default, applied as [`filter`] says. `RUST_LOG` is
+/// not read: one setting decides what is logged. Does nothing if the
+/// process already has a subscriber.
 pub fn init_logs() {
     let level = std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l));
-    let filter = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
-    let _ = json_lines(std::io::stdout).with_env_filter(filter).try_init();
+    let _ = json_lines(std::io::stdout).with_env_filter(filter(level)).try_init();
+}
+
+/// The crates of this project: the level applies to them.
+pub const OWN_CRATES: &[&str] = &[
+    "api",
+    "catalog",
+    "keyschema",
+    "listings",
+    "local_stack",
+    "maintenance",
+    "orders",
+    "reviews",
+    "store",
+    "stream_processor",
+    "telemetry",
+    "users",
+];
+
+/// What a level logs: our own crates at `level`; the Lambda runtime at most
+/// at INFO (at DEBUG and TRACE it logs the raw event, with the bearer token
+/// and the body); every other crate (the AWS SDK, which at TRACE logs
+/// requests with their security token and item bodies; hyper, rustls) at
+/// most at WARN. Our crates never log a token, a credential or personal
+/// data at any level.
+pub fn filter(level: LevelFilter) -> EnvFilter {
+    let runtime = level.min(LevelFilter::INFO);
+    let others = level.min(LevelFilter::WARN);
+    let mut directives = vec![others.to_string().to_lowercase(), format!("lambda_runtime={runtime}")];
+    directives.extend(OWN_CRATES.iter().map(|c| format!("{c}={level}")));
+    EnvFilter::builder().with_default_directive(others.into()).parse_lossy(directives.join(",").to_lowercase())
 }
 
 /// The log format: one JSON object per line, the event's fields at the top
@@ -158,9 +189,36 @@ pub async fn measure<F: Future>(work: F) -> (F::Output, Measured) {
     (output, Measured { ops, totals, elapsed })
 }
 
+/// An error's text without the values it quotes: serde's and DynamoDB's
+/// messages quote the offending value (`invalid type: string "..."`), which
+/// may be a review's text or an email, and errors are logged. Everything
+/// between double quotes or backticks becomes `…`.
+pub fn redacted(error: &dyn std::fmt::Display) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in error.to_string().chars() {
+        match quote {
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {}
+            None => {
+                out.push(c);
+                if c == '"' || c == '`' {
+                    quote = Some(c);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The API request line and the route's metrics. Nothing personal: the
-/// route is the template (`GET /users/{userId}`), never the path, and a
-/// client error logs its code, not its message.
+/// route is the template (`GET /users/{userId}`), never the path, a client
+/// error logs its code, not its message, and a server error's cause is
+/// [`redacted`].
 pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: Option<(&str, &str)>) {
     let t = &m.totals;
     let ops = m.ops_summary();
@@ -183,7 +241,9 @@ pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: 
         };
     }
     match error {
-        Some((code, cause)) if status >= 500 => line!(error, "request failed", code = code, error = cause),
+        Some((code, cause)) if status >= 500 => {
+            line!(error, "request failed", code = code, error = redacted(&cause).as_str())
+        }
         Some((code, _)) => line!(info, "request", code = code),
         None => line!(info, "request"),
     }
@@ -237,6 +297,37 @@ mod tests {
         assert_eq!(m.ops_summary(), "Query(0.5r,3i) TransactWriteItems(4w) GetItem(failed)");
     }
 
+    /// Lines that `filter(level)` lets through, of events at TRACE, DEBUG
+    /// and INFO from three targets.
+    fn let_through(level: LevelFilter) -> Vec<String> {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_lines(move || writer.clone()).with_env_filter(filter(level)).finish();
+        let dispatch = tracing::Dispatch::new(subscriber);
+        tracing::dispatcher::with_default(&dispatch, || {
+            tracing::trace!(target: "lambda_runtime::layers::api_response", body = "Bearer x", "raw JSON event");
+            tracing::debug!(target: "lambda_runtime::runtime", "runtime debug");
+            tracing::info!(target: "lambda_runtime::layers::trace", "runtime info");
+            tracing::trace!(target: "aws_smithy_runtime::client::orchestrator", "x-amz-security-token: t");
+            tracing::debug!(target: "hyper_util::client", "connection");
+            tracing::warn!(target: "aws_config", "sdk warning");
+            tracing::trace!(target: "store::usage", "own trace");
+            tracing::debug!(target: "orders::place", "own debug");
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["message"].to_string()).collect()
+    }
+
+    #[test]
+    fn no_level_lets_the_runtime_or_the_sdk_log_requests() {
+        let trace = let_through(LevelFilter::TRACE);
+        assert_eq!(trace, ["\"runtime info\"", "\"sdk warning\"", "\"own trace\"", "\"own debug\""]);
+        assert_eq!(let_through(LevelFilter::DEBUG), ["\"runtime info\"", "\"sdk warning\"", "\"own debug\""]);
+        assert_eq!(let_through(LevelFilter::INFO), ["\"runtime info\"", "\"sdk warning\""]);
+        assert_eq!(let_through(LevelFilter::WARN), ["\"sdk warning\""]);
+        assert!(let_through(LevelFilter::ERROR).is_empty());
+    }
+
     #[test]
     fn lambda_log_levels_map_to_filters() {
         assert_eq!(level_filter("DEBUG"), LevelFilter::DEBUG);
@@ -245,20 +336,24 @@ mod tests {
         assert_eq!(level_filter("loud"), LevelFilter::INFO);
     }
 
+    use std::sync::{Arc, Mutex};
+
+    /// A log sink for tests.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// Captures what [`request`] logs, in the functions' format.
     fn logged(status: u16, error: Option<(&str, &str)>) -> serde_json::Value {
-        use std::sync::{Arc, Mutex};
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let buffer = Buffer::default();
         let writer = buffer.clone();
         let subscriber = json_lines(move || writer.clone()).finish();
@@ -296,6 +391,23 @@ mod tests {
         let line = logged(400, Some(("bad_request", "email: bob@example.com is taken")));
         assert_eq!((line["level"].as_str(), line["code"].as_str()), (Some("INFO"), Some("bad_request")));
         assert!(!line.to_string().contains("bob@example.com"), "a client error's message is not logged");
+    }
+
+    #[test]
+    fn a_server_error_logs_its_cause_without_the_values_it_quotes() {
+        let cause = "stored item does not decode: invalid type: string \"bob@example.com\", expected u8";
+        let line = logged(500, Some(("internal", cause)));
+        assert_eq!(line["error"], "stored item does not decode: invalid type: string \"…\", expected u8");
+        assert!(!line.to_string().contains("bob@example.com"));
+    }
+
+    #[test]
+    fn decoding_errors_are_logged_without_the_values_they_quote() {
+        assert_eq!(
+            redacted(&"invalid type: string \"bob@example.com\", expected u8 at `body`"),
+            "invalid type: string \"…\", expected u8 at `…`"
+        );
+        assert_eq!(redacted(&"missing field listingId"), "missing field listingId");
     }
 
     #[tokio::test]

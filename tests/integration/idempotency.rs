@@ -1,0 +1,83 @@
+//! Idempotency keys under concurrency and across routes (second hardening
+//! round, defects 1 and 10).
+
+use integration_tests::{catalog, orders, req, As, Reply, TestTable};
+use serde_json::{json, Value};
+
+const SHARDS: u16 = 10;
+
+/// 20 requests with one key and one body, all at once.
+async fn twenty_at_once(t: &TestTable, key: &'static str, body: Value) -> Vec<Reply> {
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (deps, body) = (t.deps.clone(), body.clone());
+            tokio::spawn(async move {
+                let r = req("POST /orders").by(As::User("bob")).header("Idempotency-Key", key).json(body);
+                orders(&deps, SHARDS, r).await
+            })
+        })
+        .collect();
+    let mut replies = Vec::new();
+    for task in tasks {
+        replies.push(task.await.expect("task"));
+    }
+    replies
+}
+
+fn assert_all_answer_one_order(replies: &[Reply]) {
+    let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
+    assert!(statuses.iter().all(|s| *s == 201), "every retry answers the order: {statuses:?}");
+    let ids: std::collections::HashSet<&str> = replies.iter().filter_map(|r| r.body["orderId"].as_str()).collect();
+    assert_eq!(ids.len(), 1, "one order: {ids:?}");
+    assert_eq!(replies.iter().filter(|r| !r.replayed).count(), 1, "one first answer, the rest replayed");
+}
+
+/// Defect 1: once the key's order is placed, every request with that key
+/// and body answers it, however the retries race (a listing, and a product
+/// with one unit left: the retries cannot be placed again, and are not
+/// told so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_retries_of_one_key_all_answer_its_order() {
+    let t = TestTable::with_demo_data().await;
+    let listing = local_stack::demo::LISTING_IDS[0];
+    assert_all_answer_one_order(&twenty_at_once(&t, "race-listing", json!({ "listingId": listing })).await);
+
+    let product = local_stack::demo::PRODUCT_IDS[1]; // stock 15
+    let to_one =
+        req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({"delta": -14}));
+    assert_eq!(catalog(&t.deps, to_one).await.body["stockLevel"], 1);
+    let body = json!({ "items": [{ "productId": product, "qty": 1 }] });
+    assert_all_answer_one_order(&twenty_at_once(&t, "race-stock", body).await);
+    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
+    assert_eq!(after.body["stockLevel"], 0);
+}
+
+/// Defect 10: keys are per caller and per route: a stock change's key does
+/// not collide with an order's, whatever the two keys look like.
+#[tokio::test]
+async fn keys_of_different_routes_never_collide() {
+    let t = TestTable::with_demo_data().await;
+    let product = local_stack::demo::PRODUCT_IDS[3];
+    // An admin places an order with a key shaped like the stock route's old
+    // namespace, then changes stock with the plain key.
+    let order = req("POST /orders")
+        .by(As::Admin)
+        .header("Idempotency-Key", &format!("stock-{product}-k"))
+        .json(json!({ "items": [{ "productId": product, "qty": 1 }] }));
+    integration_tests::sign_up_all(&t.deps, &["admin-1"]).await;
+    assert_eq!(orders(&t.deps, SHARDS, order).await.status, 201);
+    let stock = req("POST /products/{productId}/stock")
+        .path("productId", product)
+        .by(As::Admin)
+        .header("Idempotency-Key", "k")
+        .json(json!({ "delta": 5 }));
+    let r = catalog(&t.deps, stock).await;
+    assert_eq!((r.status, r.replayed, &r.body["stockLevel"]), (200, false, &json!(304)), "{:?}", r.body);
+    // The same key on the other route is a request of its own too.
+    let order = req("POST /orders")
+        .by(As::Admin)
+        .header("Idempotency-Key", "k")
+        .json(json!({ "items": [{ "productId": product, "qty": 1 }] }));
+    let placed = orders(&t.deps, SHARDS, order).await;
+    assert_eq!((placed.status, placed.replayed), (201, false), "{:?}", placed.body);
+}
