@@ -2,6 +2,7 @@
 //! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
 
 mod abuse;
+mod budget;
 mod capacity;
 mod catalog;
 mod events;

@@ -29,7 +29,6 @@ use keyschema::schema::Index;
 use serde_json::json;
 use store::{RequestLog, Store};
 use stream_processor::{Outcome, Work, ITEMS_AT_ONCE};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use ulid::Ulid;
 
 type Item = HashMap<String, AttributeValue>;
@@ -517,54 +516,12 @@ async fn a_batch_of_1000_records_items_concurrently_against_one_by_one() {
 #[tokio::test]
 #[ignore = "a measurement: minutes, run on its own"]
 async fn the_same_batch_with_a_network_round_trip_per_request() {
-    let endpoint = delaying_proxy(LATENCY).await;
+    let endpoint = integration_tests::delaying_proxy(LATENCY).await;
     measure(&format!("DynamoDB Local + {LATENCY:?} per request"), Some(&endpoint)).await;
 }
 
 /// The round trip the proxy adds to every request.
 const LATENCY: Duration = Duration::from_millis(5);
-
-/// A TCP proxy in front of DynamoDB Local that passes each request on
-/// `delay` after it arrives (answers come back at once). Test plumbing on
-/// its own tasks: the processor's requests stay in the test's task.
-async fn delaying_proxy(delay: Duration) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let upstream = integration_tests::endpoint().trim_start_matches("http://").to_owned();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { continue };
-            tokio::spawn(async move {
-                let (mut from_client, mut to_client) = client.into_split();
-                let (mut from_server, mut to_server) = server.into_split();
-                let up = async {
-                    let mut buf = vec![0; 64 * 1024];
-                    while let Ok(n @ 1..) = from_client.read(&mut buf).await {
-                        // What arrived together (headers and body) goes on together.
-                        let mut len = n;
-                        while len < buf.len() {
-                            match from_client.try_read(&mut buf[len..]) {
-                                Ok(m @ 1..) => len += m,
-                                _ => break,
-                            }
-                        }
-                        tokio::time::sleep(delay).await;
-                        if to_server.write_all(&buf[..len]).await.is_err() {
-                            break;
-                        }
-                    }
-                    let _ = to_server.shutdown().await;
-                };
-                let down = async {
-                    let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
-                    let _ = to_client.shutdown().await;
-                };
-                tokio::join!(up, down);
-            });
-        }
-    });
-    format!("http://{addr}")
-}
 
 /// In the normal run: a smaller batch (200 records of 20 users), one item
 /// at a time and 16 at a time: both exact, both one write per distinct

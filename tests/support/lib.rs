@@ -325,3 +325,60 @@ pub async fn process_stream(t: &TestTable, records: Vec<aws_lambda_events::dynam
     let response = stream_processor::handler(&t.deps.store, LambdaEvent::new(event, Context::default())).await.unwrap();
     response.batch_item_failures.into_iter().filter_map(|f| f.item_identifier).collect()
 }
+
+/// A TCP proxy in front of the test DynamoDB Local that passes each request
+/// on `delay` after it arrives (answers come back at once): a network round
+/// trip, or a slow endpoint. Test plumbing on its own tasks: the requests of
+/// the code under test stay in the test's task.
+pub async fn delaying_proxy(delay: std::time::Duration) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    let upstream = endpoint().trim_start_matches("http://").to_owned();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { continue };
+            tokio::spawn(async move {
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_server, mut to_server) = server.into_split();
+                let up = async {
+                    let mut buf = vec![0; 64 * 1024];
+                    while let Ok(n @ 1..) = from_client.read(&mut buf).await {
+                        // What arrived together (headers and body) goes on together.
+                        let mut len = n;
+                        while len < buf.len() {
+                            match from_client.try_read(&mut buf[len..]) {
+                                Ok(m @ 1..) => len += m,
+                                _ => break,
+                            }
+                        }
+                        tokio::time::sleep(delay).await;
+                        if to_server.write_all(&buf[..len]).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = to_server.shutdown().await;
+                };
+                let down = async {
+                    let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+                    let _ = to_client.shutdown().await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// The same table as `t`, reached through `endpoint` (a proxy).
+pub async fn through(t: &TestTable, endpoint: &str) -> Deps {
+    let client = local_stack::connect(endpoint, None).await;
+    Deps { store: store::Store::new(client, t.deps.store.table().to_owned()), cursors: t.deps.cursors.clone() }
+}
+
+/// Wraps an event as Lambda delivers it, with a deadline `ms` from now.
+pub fn lambda_event_due_in<T>(payload: T, ms: u64) -> LambdaEvent<T> {
+    let mut context = Context::default();
+    context.deadline = keyschema::time::now_ms() + ms;
+    LambdaEvent::new(payload, context)
+}

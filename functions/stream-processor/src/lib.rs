@@ -21,8 +21,10 @@
 //!
 //! **Failures.** A record that can never succeed (malformed) is logged and
 //! skipped, so it never holds up its shard; a transient failure (throttled,
-//! unavailable) is reported in `batchItemFailures`, so Lambda retries from
-//! it, and the conditions and markers make the retry safe. With items
+//! unavailable, or an item the time budget could not reach before the
+//! invocation's deadline: see `store::budget`) is reported in
+//! `batchItemFailures`, so Lambda retries from it, and the conditions and
+//! markers make the retry safe. With items
 //! running concurrently, a failure is reported for every record of the
 //! failed part of its item (the flag's records, or the aggregate's), in
 //! stream order: Lambda retries from the lowest, so every record not known
@@ -97,7 +99,8 @@ pub struct BatchReport {
 /// logs one `batch` line and writes the batch's metrics (EMF).
 pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoDbEventResponse, Infallible> {
     let request_id = &event.context.request_id;
-    let (report, m) = telemetry::measure(process_batch(store, &event.payload.records, request_id)).await;
+    let work = store::budget::within(event.context.deadline, process_batch(store, &event.payload.records, request_id));
+    let (report, m) = telemetry::measure(work).await;
     let t = &m.totals;
     macro_rules! batch_line {
         ($level:ident) => {

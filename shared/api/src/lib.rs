@@ -25,6 +25,7 @@ pub use error::ApiError;
 pub use lambda_runtime;
 pub use request::{groups_contain, Caller, PageParams, Request, ADMIN_GROUP, GROUPS_CLAIM, MAX_BODY_BYTES, SUB_CLAIM};
 pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
+pub use store;
 pub use telemetry;
 
 /// What every handler needs: the table and the cursor key. Built once per
@@ -129,7 +130,8 @@ macro_rules! routes {
             // The route key as logged and as a metric dimension: one of
             // ours, never whatever a direct invocation made up.
             let route = if ROUTES.contains(&req.route_key()) { req.route_key() } else { "unmatched" }.to_owned();
-            let (outcome, measured) = $crate::telemetry::measure(Box::pin(dispatch($app, req))).await;
+            let work = $crate::store::budget::within(event.context.deadline, dispatch($app, req));
+            let (outcome, measured) = $crate::telemetry::measure(Box::pin(work)).await;
             $crate::log_request(&event.context.request_id, &route, &outcome, &measured);
             Ok($crate::to_event(outcome))
         }

@@ -51,11 +51,17 @@ impl Endpoint {
     }
 }
 
+/// The operation timeout: an operation, with its retries, gets this long.
+pub const OPERATION_TIMEOUT_MS: u64 = 5_000;
+
 /// Timeouts: connecting is retried safely; an answer gets up to 5 s in all.
 /// There is deliberately no per-attempt timeout: retrying a write that timed
 /// out after it was applied would apply a non-idempotent update twice.
 fn timeouts() -> TimeoutConfig {
-    TimeoutConfig::builder().connect_timeout(Duration::from_secs(1)).operation_timeout(Duration::from_secs(5)).build()
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(1))
+        .operation_timeout(Duration::from_millis(OPERATION_TIMEOUT_MS))
+        .build()
 }
 
 /// Standard retries (throttling, transient errors), 3 attempts in all.

@@ -141,6 +141,9 @@ where
     R: std::fmt::Debug,
 {
     fn from(err: SdkError<E, R>) -> Self {
+        if std::error::Error::source(&err).is_some_and(crate::budget::is_out_of_time) {
+            return StoreError::Unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(&err).to_string());
+        }
         match &err {
             SdkError::ServiceError(ctx) => {
                 let e = ctx.err();

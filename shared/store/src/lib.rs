@@ -6,6 +6,7 @@
 //! Writes are `keyschema::write` changes rendered by [`tx`]: one conditional
 //! `UpdateItem` ([`Store::update`]) or a [`tx::Transaction`] of named actions.
 
+pub mod budget;
 pub mod client;
 mod error;
 pub mod item;

@@ -163,6 +163,16 @@ impl Intercept for Recorder {
         "UsageRecorder"
     }
 
+    /// Refuses to start an operation the time budget cannot hold (see
+    /// [`crate::budget`]).
+    fn read_before_execution(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<'_>,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        crate::budget::check().map_err(BoxError::from)
+    }
+
     fn read_after_attempt(
         &self,
         ctx: &FinalizerInterceptorContextRef<'_>,
