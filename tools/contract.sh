@@ -23,7 +23,9 @@
 #   - references a schema cannot express: a new product or listing names a
 #     brand and category that exist (the demo's acme / pottery; a missing one
 #     is a 400 naming it), a date range has from <= to and a price range
-#     minPrice <= maxPrice with sort=price (otherwise 400).
+#     minPrice <= maxPrice with sort=price (otherwise 400), and an order
+#     names each product in one line only (JSON Schema's uniqueItems cannot
+#     say "unique by productId").
 #
 # The runs write to the API they are given (they create brands, products,
 # listings and orders and change the demo users): point it at a stack whose
@@ -112,6 +114,17 @@ def before_call(context, case, kwargs):
             body["brandId"] = "acme"
         if "categoryId" in body:
             body["categoryId"] = "pottery"
+    if case.method == "POST" and case.path == "/orders" and isinstance(body, dict):
+        lines = body.get("items")
+        if isinstance(lines, list):
+            seen = set()
+            unique = []
+            for line in lines:
+                product = line.get("productId") if isinstance(line, dict) else None
+                if product not in seen:
+                    unique.append(line)
+                    seen.add(product)
+            body["items"] = unique
     if query and "from" in query and "to" in query and str(query["from"]) > str(query["to"]):
         query["from"], query["to"] = query["to"], query["from"]
     if query and ("minPrice" in query or "maxPrice" in query):

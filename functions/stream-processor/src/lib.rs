@@ -133,6 +133,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
     telemetry::metrics::histogram!("Writes").record(report.writes as f64);
     telemetry::metrics::counter!("Failures").increment(report.failed.len() as u64);
     telemetry::metrics::counter!("Malformed").increment(report.malformed as u64);
+    telemetry::handled_errors((report.failed.len() + report.malformed) as u64);
     telemetry::capacity(&m, None);
     telemetry::flush(request_id);
     let mut response = DynamoDbEventResponse::default();

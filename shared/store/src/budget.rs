@@ -28,10 +28,16 @@ pub struct OutOfTime {
     pub reserve_ms: u128,
 }
 
+/// The earliest deadline taken as one (2001-09-09): Lambda sends
+/// milliseconds since the epoch; smaller values are something else (cargo
+/// lambda's emulator sends the function's timeout, 600000) and mean none.
+const EARLIEST_DEADLINE_MS: u64 = 1_000_000_000_000;
+
 /// Runs `work` with a deadline given as milliseconds since the Unix epoch
-/// (Lambda's `Context::deadline`); 0 means none.
+/// (Lambda's `Context::deadline`); 0, or anything that cannot be an epoch
+/// time, means none.
 pub async fn within<F: Future>(deadline_ms: u64, work: F) -> F::Output {
-    let deadline = (deadline_ms > 0).then(|| UNIX_EPOCH + Duration::from_millis(deadline_ms));
+    let deadline = (deadline_ms >= EARLIEST_DEADLINE_MS).then(|| UNIX_EPOCH + Duration::from_millis(deadline_ms));
     DEADLINE.scope(deadline, work).await
 }
 
@@ -73,6 +79,7 @@ mod tests {
     async fn an_operation_starts_only_while_the_budget_holds_one() {
         assert!(check().is_ok(), "no deadline, no budget");
         assert!(within(0, async { check() }).await.is_ok(), "a zero deadline is none");
+        assert!(within(600_000, async { check() }).await.is_ok(), "a timeout is not a deadline");
         assert!(within(now_ms() + 60_000, async { check() }).await.is_ok());
         let short = within(now_ms() + 3_000, async { check() }).await;
         assert!(short.is_err(), "3 s cannot hold a 5 s operation");

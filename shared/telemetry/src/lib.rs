@@ -125,6 +125,11 @@ fn describe_metrics() {
     metrics::describe_histogram!("Latency", Unit::Milliseconds, "handler time");
     metrics::describe_counter!("Requests", Unit::Count, "invocations by route");
     metrics::describe_counter!("Errors", Unit::Count, "5xx answers");
+    metrics::describe_counter!(
+        "HandledErrors",
+        Unit::Count,
+        "errors handled: 5xx answers, stream records failed or skipped"
+    );
     metrics::describe_counter!("ClientErrors", Unit::Count, "4xx answers");
     metrics::describe_histogram!("DynamoDBRequests", Unit::Count, "request attempts per invocation");
     metrics::describe_histogram!("ReadCapacity", Unit::Count, "read capacity units per invocation");
@@ -249,6 +254,7 @@ pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: 
     }
     let route = route.to_owned();
     metrics::counter!("Requests", "route" => route.clone()).increment(1);
+    handled_errors(u64::from(status >= 500));
     if status >= 500 {
         metrics::counter!("Errors", "route" => route.clone()).increment(1);
     } else if status >= 400 {
@@ -256,6 +262,14 @@ pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: 
     }
     metrics::histogram!("Latency", "route" => route.clone()).record(m.latency_ms());
     capacity(m, Some(route));
+}
+
+/// Records errors a function handled (a 5xx answer, stream records
+/// reported for retry or skipped), under the `function` dimension alone, for
+/// the function's error alarm (template.yaml). Recorded on every invocation,
+/// zero included.
+pub fn handled_errors(count: u64) {
+    metrics::counter!("HandledErrors").increment(count);
 }
 
 /// Records an invocation's DynamoDB requests and capacity (labelled by

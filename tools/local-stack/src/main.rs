@@ -4,6 +4,7 @@
 //! local-stack                      serve on 127.0.0.1:3000 (PORT to change)
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
+//! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
 //! ```
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ async fn main() {
         None | Some("serve") => serve().await,
         Some("token") => token(&args[1..]),
         Some("explore") => local_stack::explore::run(&args[1..]).await,
+        Some("seed") => seed().await,
         Some(other) => {
             Err(format!("unknown command `{other}`; use `serve`, `token <sub> [--admin] [--ttl SECONDS]` or `explore`"))
         }
@@ -27,6 +29,19 @@ async fn main() {
         eprintln!("local-stack: {e}");
         std::process::exit(1);
     }
+}
+
+/// Creates `TABLE_NAME` at `DYNAMODB_ENDPOINT` (if absent) and loads the
+/// demo data into it: a fresh table for a run of the sample events.
+async fn seed() -> Result<(), String> {
+    let store::Endpoint::Url(endpoint) = store::Endpoint::from_env() else {
+        return Err("seed needs DYNAMODB_ENDPOINT (a local endpoint)".into());
+    };
+    let table = std::env::var(store::TABLE_VAR).map_err(|_| "seed needs TABLE_NAME".to_owned())?;
+    let deps = local_stack::deps(&endpoint, &table, None).await?;
+    let loaded = demo::load(&deps.store).await.map_err(|e| format!("demo data: {e}"))?;
+    println!("table {table}: {loaded} demo items");
+    Ok(())
 }
 
 fn token(args: &[String]) -> Result<(), String> {
