@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use domain::time::now_ms;
 use integration_tests::{delaying_proxy, lambda_event_due_in, process_stream, req, stream_records, through};
 use integration_tests::{As, Reply, TestTable};
-use keyschema::time::now_ms;
 use serde_json::json;
 
 /// Each request takes this long to reach DynamoDB Local.

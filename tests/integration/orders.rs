@@ -2,9 +2,9 @@
 
 use std::collections::HashSet;
 
+use domain::ids::{OrderId, UserId};
+use domain::model::{Money, Order, OrderLine, OrderStatus};
 use integration_tests::{catalog, listings, orders, req, As, Reply, TestTable};
-use keyschema::ids::{OrderId, UserId};
-use keyschema::model::{Money, Order, OrderLine, OrderStatus};
 use serde_json::json;
 use ulid::Ulid;
 
@@ -305,11 +305,11 @@ pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Ord
             status,
             total: Money::from_cents(100),
             lines: vec![OrderLine { item_id: P4.into(), qty: 1 }],
-            shard: keyschema::shard::order_shard(&id, shards),
+            shard: domain::shard::order_shard(&id, shards),
             buyer_review_id: None,
             seller_review_id: None,
-            created_at: keyschema::time::rfc3339(id.timestamp_ms()),
-            updated_at: keyschema::time::rfc3339(id.timestamp_ms()),
+            created_at: domain::time::rfc3339(id.timestamp_ms()),
+            updated_at: domain::time::rfc3339(id.timestamp_ms()),
         };
         t.deps.store.put_new(&order).await.unwrap();
         out.push(order);

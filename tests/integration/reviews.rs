@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, HashSet};
 
 use aws_lambda_events::dynamodb::EventRecord;
+use domain::ids::{OrderId, ReviewId, UserId};
+use domain::model::{Review, User, UserRole};
 use integration_tests::faults::Fault;
 use integration_tests::{listings, orders, process_stream, req, stream_records, users, As, Reply, Req, TestTable};
-use keyschema::ids::{OrderId, ReviewId, UserId};
 use keyschema::keys;
-use keyschema::model::{Review, User, UserRole};
 use serde_json::{json, Value};
 use ulid::Ulid;
 
@@ -240,11 +240,16 @@ async fn anonymous_reads_of_profile_storefront_and_reviews_show_no_email() {
 /// Every user's stored aggregates against the reviews stored about them.
 async fn assert_aggregates_exact(t: &TestTable, users: &[UserId]) {
     for user in users {
-        let stored: User = t.deps.store.get_consistent(&keys::user::key(user)).await.unwrap().unwrap();
+        let stored: User = t.deps.store.get_consistent(&keys::user(user).unwrap()).await.unwrap().unwrap();
         let mut reviews_left: Vec<Review> = Vec::new();
         let mut start = None;
         loop {
-            let page = t.deps.store.query::<Review>(&keyschema::access::reviews_about(user), 100, start).await.unwrap();
+            let page = t
+                .deps
+                .store
+                .query::<Review>(&keyschema::access::reviews_about(user).unwrap(), 100, start)
+                .await
+                .unwrap();
             reviews_left.extend(page.items);
             start = page.next;
             if start.is_none() {
@@ -437,7 +442,7 @@ async fn a_removal_takes_away_the_rating_that_was_counted() {
     let review = put_reviews(&t, &[(users_[0].as_str(), "carol", 5)]).await.remove(0);
     assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
     // Someone edits the stored rating by hand (a console, a script).
-    let key = keys::review::key(&review.reviewed_user_id, &review.review_id);
+    let key = keys::review(&review.reviewed_user_id, &review.review_id).unwrap();
     t.deps
         .store
         .client()
@@ -457,6 +462,6 @@ async fn a_removal_takes_away_the_rating_that_was_counted() {
     let records = stream_records(&t).await;
     assert!(process_stream(&t, records.clone()).await.is_empty());
     assert!(process_stream(&t, records.into_iter().rev().collect()).await.is_empty());
-    let stored: User = t.deps.store.get_consistent(&keys::user::key(&users_[0])).await.unwrap().unwrap();
+    let stored: User = t.deps.store.get_consistent(&keys::user(&users_[0]).unwrap()).await.unwrap().unwrap();
     assert_eq!((stored.rating_sum, stored.review_count), (0, 0), "5 counted, 5 taken away");
 }

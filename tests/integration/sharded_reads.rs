@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+use domain::ids::{OrderId, UserId};
+use domain::model::{Money, Order, OrderLine, OrderStatus};
 use integration_tests::reads::{PageCost, Reads};
 use integration_tests::{orders, req, As, TestTable};
-use keyschema::ids::{OrderId, UserId};
-use keyschema::model::{Money, Order, OrderLine, OrderStatus};
 use ulid::Ulid;
 
 /// 2026-01-01T00:00:00Z.
@@ -50,11 +50,11 @@ fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
         status,
         total: Money::from_cents(100),
         lines: vec![OrderLine { item_id: "01JF8Z5Q000000000000000004".into(), qty: 1 }],
-        shard: keyschema::shard::order_shard(&id, shards),
+        shard: domain::shard::order_shard(&id, shards),
         buyer_review_id: None,
         seller_review_id: None,
-        created_at: keyschema::time::rfc3339(id.timestamp_ms()),
-        updated_at: keyschema::time::rfc3339(id.timestamp_ms()),
+        created_at: domain::time::rfc3339(id.timestamp_ms()),
+        updated_at: domain::time::rfc3339(id.timestamp_ms()),
     }
 }
 
@@ -64,7 +64,7 @@ fn id_in_shard(rng: &mut Rng, ms: u64, shards: u16, shard: u16) -> OrderId {
     let random = random - random % u128::from(shards) + u128::from(shard);
     let random = if random >= 1u128 << 80 { random - u128::from(shards) } else { random };
     let id = OrderId::from_ulid(Ulid::from_parts(ms, random));
-    assert_eq!(keyschema::shard::order_shard(&id, shards), shard);
+    assert_eq!(domain::shard::order_shard(&id, shards), shard);
     id
 }
 
@@ -132,10 +132,10 @@ async fn walk(t: &TestTable, reads: &Reads, shards: u16, q: &Query) -> Walk {
             r = r.query("status", s.as_str());
         }
         if let Some(from) = q.from {
-            r = r.query("from", keyschema::time::rfc3339(from));
+            r = r.query("from", domain::time::rfc3339(from));
         }
         if let Some(to) = q.to {
-            r = r.query("to", keyschema::time::rfc3339(to));
+            r = r.query("to", domain::time::rfc3339(to));
         }
         if let Some(c) = &cursor {
             r = r.query("cursor", c);

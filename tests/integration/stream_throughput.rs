@@ -20,12 +20,11 @@ use std::time::{Duration, Instant};
 
 use aws_lambda_events::dynamodb::EventRecord;
 use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, StreamSpecification, WriteRequest};
+use domain::ids::{OrderId, ReviewId};
+use domain::model::{Favorite, Listing, ListingStatus, Review, User, UserRole};
 use integration_tests::faults::Fault;
 use integration_tests::{listings, process_stream, req, stream_records, users, As, TestTable};
-use keyschema::ids::{OrderId, ReviewId};
-use keyschema::keys;
-use keyschema::model::{Favorite, Listing, ListingStatus, Review, User, UserRole};
-use keyschema::schema::Index;
+use keyschema::table::Index;
 use serde_json::json;
 use store::{RequestLog, Store};
 use stream_processor::{Outcome, Work, ITEMS_AT_ONCE};
@@ -310,12 +309,13 @@ fn assert_exact(items: &[Item]) {
                     continue;
                 }
                 listings_seen += 1;
-                let (gsi2, gsi3) = (
-                    keys::listing::by_category(&l.category_id, &l.listing_id),
-                    keys::listing::by_price(&l.category_id, l.price, &l.listing_id),
-                );
+                let keys = keyschema::entities::listing::ENTITY.item_keys(&store::item::attrs(item)).unwrap();
+                let (gsi2, gsi3) = (keys.on(Index::Gsi2).cloned(), keys.on(Index::Gsi3).cloned());
                 let want = match l.status {
-                    ListingStatus::Active => [Some(gsi2.pk), Some(gsi2.sk), Some(gsi3.pk), Some(gsi3.sk)],
+                    ListingStatus::Active => {
+                        let (gsi2, gsi3) = (gsi2.unwrap(), gsi3.unwrap());
+                        [Some(gsi2.pk), Some(gsi2.sk), Some(gsi3.pk), Some(gsi3.sk)]
+                    }
                     _ => [None, None, None, None],
                 };
                 let have = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
@@ -366,7 +366,7 @@ async fn todays_loop(store: &store::Store, records: &[EventRecord]) -> (usize, V
     for record in records {
         let sequence_number = record.change.sequence_number.clone().unwrap();
         match stream_processor::classify(record) {
-            Ok(Work::Listing(..)) => match stream_processor::process(store, record).await {
+            Ok(Work::Keys(..)) => match stream_processor::process(store, record).await {
                 Ok(Outcome::Skipped) => {}
                 Ok(_) => writes += 1,
                 Err(_) => {
@@ -374,7 +374,7 @@ async fn todays_loop(store: &store::Store, records: &[EventRecord]) -> (usize, V
                     failed.push(sequence_number);
                 }
             },
-            Ok(Work::Count(change)) => changes.push(change),
+            Ok(Work::Count(change)) => changes.push(*change),
             _ => {}
         }
     }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use keyschema::schema::{Index, STREAM_VIEW, TTL};
+use keyschema::table::{Index, STREAM_VIEW, TTL};
 use local_stack::template::Template;
 use serde_norway::Value;
 

@@ -379,6 +379,6 @@ pub async fn through(t: &TestTable, endpoint: &str) -> Deps {
 /// Wraps an event as Lambda delivers it, with a deadline `ms` from now.
 pub fn lambda_event_due_in<T>(payload: T, ms: u64) -> LambdaEvent<T> {
     let mut context = Context::default();
-    context.deadline = keyschema::time::now_ms() + ms;
+    context.deadline = domain::time::now_ms() + ms;
     LambdaEvent::new(payload, context)
 }

@@ -5,12 +5,13 @@
 use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
+use domain::ids::{BrandId, CategoryId, ProductId};
+use domain::model::{Brand, Category, Money, Product};
+use domain::time::{now_ms, rfc3339};
 use keyschema::access;
-use keyschema::ids::{BrandId, CategoryId, ProductId};
 use keyschema::keys;
-use keyschema::model::{Brand, Category, Entity, Money, Product};
-use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
+use keyschema::Entity;
 use serde::Deserialize;
 use store::item::from_item;
 
@@ -29,12 +30,12 @@ api::routes! {
 
 /// Catalog AP1: all brands, by id. `Query pk = BRANDS`.
 async fn list_brands(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    app.list::<Brand>(&access::brands(), &req.page(&[])?).await
+    app.list::<Brand>(&access::brands()?, &req.page(&[])?).await
 }
 
 /// Catalog AP2: all categories, by id. `Query pk = CATEGORIES`.
 async fn list_categories(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    app.list::<Category>(&access::categories(), &req.page(&[])?).await
+    app.list::<Category>(&access::categories()?, &req.page(&[])?).await
 }
 
 /// Body of `POST /brands` and `POST /categories`.
@@ -47,7 +48,7 @@ struct NewGrouping {
 
 impl NewGrouping {
     /// The requested slug id (validated) or a generated one.
-    fn id<T: std::str::FromStr<Err = keyschema::ids::IdError>>(&self, generate: fn() -> T) -> Result<T, ApiError> {
+    fn id<T: std::str::FromStr<Err = domain::ids::IdError>>(&self, generate: fn() -> T) -> Result<T, ApiError> {
         match &self.id {
             Some(id) => id.parse().map_err(|e| ApiError::bad_request(format!("invalid body: `id`: {e}"))),
             None => Ok(generate()),
@@ -125,8 +126,8 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
     };
     let mut tx = app.store.transaction().with_token(product.product_id.to_string());
     tx.put_new("product", &product)?;
-    tx.must_exist("brand", &keys::brand::key(&product.brand_id))?;
-    tx.must_exist("category", &keys::category::key(&product.category_id))?;
+    tx.must_exist("brand", &keys::brand(&product.brand_id)?)?;
+    tx.must_exist("category", &keys::category(&product.category_id)?)?;
     match tx.send().await {
         Ok(()) => Response::created(&product),
         Err(e) if e.failed("brand") => {
@@ -142,7 +143,7 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
 /// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.
 async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ProductId = req.path("productId")?;
-    Response::ok(&app.get_or_404::<Product>(&keys::product::key(&id), || format!("product `{id}`")).await?)
+    Response::ok(&app.get_or_404::<Product>(&keys::product(&id)?, || format!("product `{id}`")).await?)
 }
 
 /// Body of `POST /products/{productId}/stock`.
@@ -169,7 +170,7 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let StockChange { delta } = req.json()?;
     let max = Product::MAX_STOCK;
     let change =
-        write::product::change_stock(&id, delta, &rfc3339(now_ms())).filter(|_| delta != 0).ok_or_else(|| {
+        write::product::change_stock(&id, delta, &rfc3339(now_ms()))?.filter(|_| delta != 0).ok_or_else(|| {
             ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
         })?;
     let idempotency = Idempotency::of(&req, &caller.user_id, "stock", format!("{id} {delta}").as_bytes())?;
@@ -178,7 +179,8 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
         idempotency.put_in(&mut tx)?;
     }
     tx.update("stock", &change)?;
-    let product_now = || async { app.store.get_consistent::<Product>(&keys::product::key(&id)).await };
+    let product_key = keys::product(&id)?;
+    let product_now = || async { app.store.get_consistent::<Product>(&product_key).await };
     match tx.send().await {
         Ok(()) => Response::ok(&product_now().await?),
         Err(e) if idempotency.as_ref().map(|i| i.taken_by(&e)).transpose()?.flatten().is_some() => {
@@ -209,8 +211,8 @@ async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let brand: BrandId = req.path("brandId")?;
     let page = req.page(&["categoryId"])?;
     let query = match req.query::<CategoryId>("categoryId")? {
-        Some(category) => access::products_by_brand_and_category(&brand, &category),
-        None => access::products_by_brand(&brand),
+        Some(category) => access::products_by_brand_and_category(&brand, &category)?,
+        None => access::products_by_brand(&brand)?,
     };
     app.list::<Product>(&query, &page).await
 }
@@ -221,8 +223,8 @@ async fn category_products(app: &Deps, req: Request) -> Result<Response, ApiErro
     let category: CategoryId = req.path("categoryId")?;
     let page = req.page(&["brandId"])?;
     let query = match req.query::<BrandId>("brandId")? {
-        Some(brand) => access::products_by_category_and_brand(&category, &brand),
-        None => access::products_by_category(&category),
+        Some(brand) => access::products_by_category_and_brand(&category, &brand)?,
+        None => access::products_by_category(&category)?,
     };
     app.list::<Product>(&query, &page).await
 }

@@ -6,12 +6,13 @@
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
+use domain::ids::{CategoryId, ListingId, UserId};
+use domain::model::{Listing, ListingStatus, Money};
+use domain::time::{now_ms, rfc3339};
 use keyschema::access;
-use keyschema::ids::{CategoryId, ListingId, UserId};
 use keyschema::keys;
-use keyschema::model::{Listing, ListingStatus, Money};
-use keyschema::time::{now_ms, rfc3339};
-use keyschema::write::{self, attr, Change, Cond, Value};
+use keyschema::write::{self, attr};
+use keyschema::{Change, Cond, Value};
 use serde::Deserialize;
 use store::item::from_item;
 use store::StoreError;
@@ -61,8 +62,8 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     };
     let mut tx = app.store.transaction();
     tx.put_new("listing", &listing)?;
-    tx.must_exist("category", &keys::category::key(&listing.category_id))?;
-    tx.update("seller", &write::user::become_seller(&caller.user_id, &now))?;
+    tx.must_exist("category", &keys::category(&listing.category_id)?)?;
+    tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
     match tx.send().await {
         Ok(()) => Response::created(&listing),
         Err(e) if e.failed("category") => {
@@ -79,7 +80,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ListingId = req.path("listingId")?;
     let missing = || format!("listing `{id}`");
-    let listing = app.get_or_404::<Listing>(&keys::listing::key(&id), missing).await?;
+    let listing = app.get_or_404::<Listing>(&keys::listing(&id)?, missing).await?;
     if listing.status == ListingStatus::Removed {
         return Err(ApiError::not_found(format!("{} does not exist", missing())));
     }
@@ -116,8 +117,8 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let (change_title, change_price) = (change.title, change.price);
     let now = rfc3339(now_ms());
     let mut change = match change.status {
-        Some(status) => write::listing::set_status(&id, &caller.user_id, status, &now),
-        None => Change::of(keys::listing::key(&id), &now),
+        Some(status) => write::listing::set_status(&id, &caller.user_id, status, &now)?,
+        None => Change::of(keys::listing(&id)?, &now),
     }
     .only_if(Cond::ItemExists)
     .only_if(Cond::Eq(attr::SELLER_ID, Value::s(caller.user_id.as_str())))
@@ -153,7 +154,7 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
     if status != Some(ListingStatus::Active) {
         caller.require_self_or_admin(&seller)?;
     }
-    app.list::<Listing>(&access::seller_listings(&seller, status), &page).await
+    app.list::<Listing>(&access::seller_listings(&seller, status)?, &page).await
 }
 
 /// Marketplace AP5, the public storefront: a seller's active listings, no
@@ -161,7 +162,7 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
 async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     let page = req.page(&[])?;
-    app.list::<Listing>(&access::seller_listings(&seller, Some(ListingStatus::Active)), &page).await
+    app.list::<Listing>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
 }
 
 /// Marketplace AP6: a category's active listings, newest first (public).
@@ -177,14 +178,14 @@ async fn category_listings(app: &Deps, req: Request) -> Result<Response, ApiErro
     let page = req.page(&["sort", "minPrice", "maxPrice"])?;
     let (min, max) = (price_param(&req, "minPrice")?, price_param(&req, "maxPrice")?);
     let query = match req.query::<String>("sort")?.as_deref() {
-        None if min.is_none() && max.is_none() => access::category_listings(&category),
+        None if min.is_none() && max.is_none() => access::category_listings(&category)?,
         None => return Err(ApiError::bad_request("minPrice and maxPrice go with sort=price")),
         Some("price") => {
             let (min, max) = (min.unwrap_or_default(), max.unwrap_or(Money::MAX));
             if min > max {
                 return Err(ApiError::bad_request("minPrice must not be above maxPrice"));
             }
-            access::listings_by_price(&category, min, max)
+            access::listings_by_price(&category, min, max)?
         }
         Some(_) => return Err(ApiError::bad_request("sort: must be `price` (leave it out for newest first)")),
     };

@@ -8,12 +8,13 @@ mod place;
 
 use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
-use keyschema::access::{self, KeyQuery};
-use keyschema::ids::{MessageId, OrderId, ProductId, UserId};
+use domain::ids::{MessageId, OrderId, ProductId, UserId};
+use domain::model::{ListingStatus, Order, OrderItem, OrderMessage, OrderStatus, Product};
+use domain::time::{now_ms, rfc3339};
+use keyschema::access;
 use keyschema::keys;
-use keyschema::model::{ListingStatus, Order, OrderItem, OrderMessage, OrderStatus, Product};
-use keyschema::time::{now_ms, rfc3339};
 use keyschema::write;
+use keyschema::{KeyQuery, SchemaError};
 use serde::Deserialize;
 use store::Transaction;
 
@@ -42,7 +43,7 @@ impl App {
     pub async fn from_env() -> Result<Self, String> {
         let shards = match std::env::var(SHARDS_VAR) {
             Ok(v) => v.parse().ok().filter(|n| (1..=100).contains(n)).ok_or(format!("{SHARDS_VAR} must be 1-100"))?,
-            Err(_) => keyschema::shard::DEFAULT_SHARD_COUNT,
+            Err(_) => domain::shard::DEFAULT_SHARD_COUNT,
         };
         Ok(App { deps: Deps::from_env().await?, shards })
     }
@@ -74,7 +75,7 @@ fn require_party(caller: &Caller, buyer: &UserId, seller: Option<&UserId>) -> Re
 async fn load_order(app: &App, id: &OrderId) -> Result<Order, ApiError> {
     app.deps
         .store
-        .get::<Order>(&keys::order::key(id))
+        .get::<Order>(&keys::order(id)?)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))
 }
@@ -116,14 +117,18 @@ impl OfParties for OrderMessage {
 /// admin: authorized by the parties its first entry carries. Only an empty
 /// first page also reads the order (404 if it does not exist, 403 for a
 /// stranger), so a page is one `Query`.
-async fn party_page<T>(app: &App, req: Request, query: fn(&OrderId) -> KeyQuery) -> Result<Response, ApiError>
+async fn party_page<T>(
+    app: &App,
+    req: Request,
+    query: fn(&OrderId) -> Result<KeyQuery, SchemaError>,
+) -> Result<Response, ApiError>
 where
     T: OfParties + serde::de::DeserializeOwned + serde::Serialize,
 {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let page = req.page(&[])?;
-    let (items, next_cursor) = app.page::<T>(&query(&id), &page).await?;
+    let (items, next_cursor) = app.page::<T>(&query(&id)?, &page).await?;
     match items.first() {
         Some(first) => {
             let (buyer, seller) = first.parties();
@@ -145,7 +150,7 @@ async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
     // Items are products or listings: both ULIDs.
     let item: ProductId =
         req.path("itemId").map_err(|_| ApiError::bad_request("invalid itemId: must be a 26-character ULID"))?;
-    let key = keys::order_item::key(&id, &item.to_string());
+    let key = keys::order_item(&id, &item.to_string())?;
     let found = app.store.get::<OrderItem>(&key).await?;
     let found = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` has no item `{item}`")))?;
     require_party(&caller, &found.buyer_id, found.seller_id.as_ref())?;
@@ -158,7 +163,7 @@ async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let buyer: UserId = req.path("buyerId")?;
     caller.require_self_or_admin(&buyer)?;
-    app.list::<Order>(&access::buyer_orders(&buyer), &req.page(&[])?).await
+    app.list::<Order>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
 }
 
 /// Marketplace AP9: a seller's sales, newest first (the seller or an
@@ -167,7 +172,7 @@ async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
     caller.require_self_or_admin(&seller)?;
-    app.list::<Order>(&access::seller_orders(&seller), &req.page(&[])?).await
+    app.list::<Order>(&access::seller_orders(&seller)?, &req.page(&[])?).await
 }
 
 /// Body of `POST /orders/{orderId}/messages`.
@@ -245,7 +250,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     }
     let now = rfc3339(now_ms());
     let mut tx = app.store.transaction();
-    tx.update("order", &write::order::move_status(&id, order.shard, order.status, next, &now))?;
+    tx.update("order", &write::order::move_status(&id, order.shard, order.status, next, &now)?)?;
     if next == OrderStatus::Cancelled {
         undo(&mut tx, &order, &now)?;
     }
@@ -279,13 +284,13 @@ fn undo(tx: &mut Transaction, order: &Order, now: &str) -> Result<(), ApiError> 
     if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
         tx.update(
             "relist",
-            &write::listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now),
+            &write::listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now)?,
         )?;
         return Ok(());
     }
     for line in &order.lines {
         let product: ProductId = line.item_id.parse().map_err(ApiError::internal)?;
-        tx.update(format!("{RESTOCK}{product}"), &write::product::restock(&product, line.qty, now))?;
+        tx.update(format!("{RESTOCK}{product}"), &write::product::restock(&product, line.qty, now)?)?;
     }
     Ok(())
 }

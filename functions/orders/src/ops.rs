@@ -9,11 +9,11 @@
 //! learned to size the next page's first round (a [`Hint`]).
 
 use api::{ApiError, ListBody, Request, Response};
+use domain::ids::OrderId;
+use domain::model::{Order, OrderStatus};
+use domain::time::{parse_rfc3339, ulid_bounds};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::access;
-use keyschema::ids::OrderId;
-use keyschema::model::{Order, OrderStatus};
-use keyschema::time::{parse_rfc3339, ulid_bounds};
 use store::Page;
 use ulid::Ulid;
 
@@ -357,7 +357,7 @@ async fn ask_all(app: &App, live: &[Partition], asks: Vec<Ask>) -> Result<Vec<(A
         .map(|ask| async move {
             let Partition { status, shard, .. } = live[ask.part];
             let range = Some((OrderId::from_ulid(ask.low), OrderId::from_ulid(ask.high)));
-            let query = access::orders_by_status_shard(status, shard, range);
+            let query = access::orders_by_status_shard(status, shard, range)?;
             let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
             let page = app.store.query_exact::<Order>(&query, limit, None).await?;
             Ok::<_, ApiError>((ask, page))

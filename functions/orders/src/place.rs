@@ -19,14 +19,14 @@ use std::time::Duration;
 
 use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
-use keyschema::ids::{ListingId, OrderId, ProductId, UserId};
-use keyschema::keys;
-use keyschema::model::{
+use domain::ids::{ListingId, OrderId, ProductId, UserId};
+use domain::model::{
     IdempotencyRecord, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product,
 };
-use keyschema::schema::EntityType;
-use keyschema::shard::order_shard;
-use keyschema::time::{now_ms, rfc3339};
+use domain::shard::order_shard;
+use domain::time::{now_ms, rfc3339};
+use keyschema::keys;
+use keyschema::table::EntityType;
 use keyschema::write;
 use serde::{Deserialize, Serialize};
 use store::item::{entity_type, from_item};
@@ -71,6 +71,12 @@ enum Attempt {
 impl From<ApiError> for Attempt {
     fn from(e: ApiError) -> Self {
         Attempt::Failed(e)
+    }
+}
+
+impl From<keyschema::SchemaError> for Attempt {
+    fn from(e: keyschema::SchemaError) -> Self {
+        Attempt::Failed(e.into())
     }
 }
 
@@ -139,7 +145,7 @@ fn validate(body: &NewOrder) -> Result<(), ApiError> {
 async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiError> {
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
-    let order = app.store.get_consistent::<Order>(&keys::order::key(&order_id)).await?;
+    let order = app.store.get_consistent::<Order>(&keys::order(&order_id)?).await?;
     Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
 }
 
@@ -216,7 +222,7 @@ fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -
 /// `sold` GSI1 prefix, out of the browse index) only if still active at the
 /// price read.
 async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempotency) -> Result<Order, Attempt> {
-    let read = app.store.batch_get_items(&[keys::listing::key(id), keys::user::key(buyer)], false).await?;
+    let read = app.store.batch_get_items(&[keys::listing(id)?, keys::user(buyer)?], false).await?;
     require_signed_up(&read)?;
     let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
@@ -238,7 +244,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
         seller_id: Some(listing.seller_id.clone()),
     };
     let mut tx = placement(app, key, &order, &[item])?;
-    tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at))?;
+    tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at)?)?;
     match send(tx).await {
         Ok(()) => Ok(order),
         Err(Ok(e)) if e.failed("listing") => {
@@ -252,8 +258,8 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
 /// Catalog: buy products. Each product's stock is decremented only if
 /// enough is left at the price read (`write::product::take_for_order`).
 async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idempotency) -> Result<Order, Attempt> {
-    let mut wanted: Vec<_> = lines.iter().map(|l| keys::product::key(&l.product_id)).collect();
-    wanted.push(keys::user::key(buyer));
+    let mut wanted = lines.iter().map(|l| keys::product(&l.product_id)).collect::<Result<Vec<_>, _>>()?;
+    wanted.push(keys::user(buyer)?);
     let read = app.store.batch_get_items(&wanted, false).await?;
     require_signed_up(&read)?;
     let products = of_entity::<Product>(read, EntityType::Product)?;
@@ -291,7 +297,7 @@ async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idem
         .collect();
     let mut tx = placement(app, key, &order, &items)?;
     for (line, product) in lines.iter().zip(&found) {
-        let take = write::product::take_for_order(&product.product_id, line.qty, product.price, &order.created_at);
+        let take = write::product::take_for_order(&product.product_id, line.qty, product.price, &order.created_at)?;
         tx.update(format!("{STOCK}{}", product.product_id), &take)?;
     }
     match send(tx).await {

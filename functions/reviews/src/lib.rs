@@ -7,12 +7,13 @@
 
 use api::validate::Text;
 use api::{ApiError, Deps, Request, Response};
+use domain::ids::{OrderId, ReviewId, UserId};
+use domain::model::{Order, OrderStatus, Party, Review};
+use domain::time::{now_ms, rfc3339};
 use keyschema::access;
-use keyschema::ids::{OrderId, ReviewId, UserId};
 use keyschema::keys;
-use keyschema::model::{Order, OrderStatus, Party, Review};
-use keyschema::time::{now_ms, rfc3339};
-use keyschema::write::{self, Cond};
+use keyschema::write;
+use keyschema::Cond;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use store::item::from_item;
@@ -57,7 +58,7 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let order_id: OrderId = req.path("orderId")?;
     let NewReview { rating, body } = req.json()?;
-    let order = app.get_or_404::<Order>(&keys::order::key(&order_id), || format!("order `{order_id}`")).await?;
+    let order = app.get_or_404::<Order>(&keys::order(&order_id)?, || format!("order `{order_id}`")).await?;
     let (party, reviewed) = if caller.is(&order.buyer_id) {
         let seller = order.seller_id.clone().ok_or_else(|| {
             ApiError::conflict(format!("order `{order_id}` is a catalog order: it has no seller to review"))
@@ -81,8 +82,8 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
     };
     let mut tx = app.store.transaction().with_token(review.review_id.to_string());
     tx.put_new("review", &review)?;
-    tx.update("order", &write::review::record_on_order(&order_id, party, &review.review_id, &now))?;
-    tx.must_exist("reviewed user", &keys::user::key(&review.reviewed_user_id))?;
+    tx.update("order", &write::review::record_on_order(&order_id, party, &review.review_id, &now)?)?;
+    tx.must_exist("reviewed user", &keys::user(&review.reviewed_user_id)?)?;
     match tx.send().await {
         Ok(()) => Response::created(&review),
         Err(e) if e.failed("order") => {
@@ -144,7 +145,7 @@ impl From<Review> for PublicReview {
 /// order ids). `Query pk = USER#<userId>, begins_with(sk, REVIEW#)`, descending.
 async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let user: UserId = req.path("userId")?;
-    let (items, next_cursor) = app.page::<Review>(&access::reviews_about(&user), &req.page(&[])?).await?;
+    let (items, next_cursor) = app.page::<Review>(&access::reviews_about(&user)?, &req.page(&[])?).await?;
     let items: Vec<PublicReview> = items.into_iter().map(PublicReview::from).collect();
     Response::ok(&api::ListBody { items, next_cursor })
 }
@@ -155,7 +156,7 @@ async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError>
     let caller = req.caller()?;
     let author: UserId = req.path("userId")?;
     caller.require_self_or_admin(&author)?;
-    app.list::<Review>(&access::reviews_by(&author), &req.page(&[])?).await
+    app.list::<Review>(&access::reviews_by(&author)?, &req.page(&[])?).await
 }
 
 /// Admin moderation: deletes a review (204). The stream processor takes it
@@ -166,7 +167,7 @@ async fn moderate(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let user: UserId = req.path("userId")?;
     let id: ReviewId = req.path("reviewId")?;
     let mut tx = app.store.transaction();
-    tx.delete("review", &keys::review::key(&user, &id), &[Cond::ItemExists])?;
+    tx.delete("review", &keys::review(&user, &id)?, &[Cond::ItemExists])?;
     match tx.send().await {
         Ok(()) => Ok(Response::no_content()),
         Err(e) if e.failed("review") => Err(ApiError::not_found(format!("user `{user}` has no review `{id}`"))),

@@ -25,9 +25,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use keyschema::keys::Key;
-use keyschema::model::MarkerState;
-use keyschema::write::{self, Change};
+use domain::model::MarkerState;
+use keyschema::write;
+use keyschema::Change;
+use keyschema::Key;
 use serde::Deserialize;
 use store::{Item, Store, StoreError};
 use ulid::Ulid;
@@ -62,7 +63,7 @@ impl Aggregate {
             Some(attr) => change.add(attr, sum),
             None => change,
         };
-        change.only_if(write::Cond::ItemExists)
+        change.only_if(keyschema::Cond::ItemExists)
     }
 }
 

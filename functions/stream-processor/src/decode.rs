@@ -2,12 +2,11 @@
 //! or a counted instance's change (a review's rating, a favorite).
 
 use aws_lambda_events::dynamodb::EventRecord;
-use keyschema::ids::{CategoryId, ListingId};
-use keyschema::keys;
-use keyschema::model::{Favorite, FavoriteMarker, ListingStatus, MarkerState, Money, RatingMarker, Review};
-use keyschema::schema::{EntityType, Index, ENTITY_TYPE};
+use domain::model::{Favorite, FavoriteMarker, MarkerState, RatingMarker, Review};
+use keyschema::decl::EntityDecl;
+use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
-use serde::Deserialize;
+use keyschema::{entities, keys, Attrs, Value};
 use store::StoreError;
 
 use crate::counters::{Aggregate, CountChange};
@@ -23,29 +22,22 @@ pub enum RecordError {
     Store(#[from] StoreError),
 }
 
+impl From<keyschema::SchemaError> for RecordError {
+    fn from(e: keyschema::SchemaError) -> Self {
+        RecordError::Malformed(e.to_string())
+    }
+}
+
 /// One record, classified.
 #[derive(Debug)]
 pub enum Work {
-    /// A listing image and whether it carries browse keys.
-    Listing(ListingImage, bool),
+    /// The image of an item whose declaration has indexes the stream
+    /// processor keeps (its attributes, keys included).
+    Keys(&'static EntityDecl, Attrs),
     /// A counted instance inserted or removed.
-    Count(CountChange),
+    Count(Box<CountChange>),
     /// Nothing to do.
     Skip,
-}
-
-/// The fields of a listing image the browse flag depends on.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListingImage {
-    /// The listing.
-    pub listing_id: ListingId,
-    /// Its category (the browse partition).
-    pub category_id: CategoryId,
-    /// Only active listings are browsed.
-    pub status: ListingStatus,
-    /// The price index orders by it.
-    pub price: Money,
 }
 
 /// What a record is about.
@@ -70,15 +62,10 @@ pub fn classify(record: &EventRecord) -> Result<Work, RecordError> {
         let what = what.to_owned();
         move |e: serde_dynamo::Error| malformed(format!("{what} image: {}", telemetry::redacted(&e)))
     };
-    if entity == EntityType::Listing.as_str() && record.event_name != "REMOVE" {
-        let listing: ListingImage = serde_dynamo::from_item(image.clone()).map_err(decode("listing"))?;
-        // Indexed right: in GSI2, and in GSI3 at the price it has now.
-        let price_key = keys::listing::by_price(&listing.category_id, listing.price, &listing.listing_id).sk;
-        let indexed_right = image.contains_key(Index::Gsi2.pk())
-            && matches!(image.get(Index::Gsi3.sk()), Some(serde_dynamo::AttributeValue::S(sk)) if *sk == price_key);
-        let indexed_at_all = image.contains_key(Index::Gsi2.pk()) || image.contains_key(Index::Gsi3.pk());
-        let indexed = if listing.status == ListingStatus::Active { indexed_right } else { indexed_at_all };
-        return Ok(Work::Listing(listing, indexed));
+    if let Some(decl) = entities::ALL.iter().copied().find(|d| d.entity.as_str() == entity) {
+        if record.event_name != "REMOVE" && decl.stream_kept().next().is_some() {
+            return Ok(Work::Keys(decl, attrs(image)));
+        }
     }
     if entity == EntityType::Review.as_str() && record.event_name != "MODIFY" {
         let review: Review = serde_dynamo::from_item(image.clone()).map_err(decode("review"))?;
@@ -91,19 +78,19 @@ pub fn classify(record: &EventRecord) -> Result<Work, RecordError> {
             state: MarkerState::Counted,
             weight: u32::from(review.rating),
         };
-        return Ok(Work::Count(CountChange {
+        return Ok(Work::Count(Box::new(CountChange {
             sequence_number,
             aggregate: Aggregate {
-                key: keys::user::key(&review.reviewed_user_id),
+                key: keys::user(&review.reviewed_user_id)?,
                 sum: Some(attr::RATING_SUM),
                 count: attr::REVIEW_COUNT,
             },
-            marker: keys::rating_marker::key(&review.reviewed_user_id, &review.review_id),
+            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?,
             marker_item: store::item::to_item(&marker)?,
             version: None,
             weight: u32::from(review.rating),
             inserted,
-        }));
+        })));
     }
     if entity == EntityType::Favorite.as_str() && record.event_name != "MODIFY" {
         let favorite: Favorite = serde_dynamo::from_item(image.clone()).map_err(decode("favorite"))?;
@@ -114,19 +101,27 @@ pub fn classify(record: &EventRecord) -> Result<Work, RecordError> {
             state: MarkerState::Counted,
             weight: 1,
         };
-        return Ok(Work::Count(CountChange {
+        return Ok(Work::Count(Box::new(CountChange {
             sequence_number,
-            aggregate: Aggregate {
-                key: keys::listing::key(&favorite.listing_id),
-                sum: None,
-                count: attr::FAVORITE_COUNT,
-            },
-            marker: keys::favorite_marker::key(&favorite.user_id, &favorite.listing_id),
+            aggregate: Aggregate { key: keys::listing(&favorite.listing_id)?, sum: None, count: attr::FAVORITE_COUNT },
+            marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?,
             marker_item: store::item::to_item(&marker)?,
             version: Some(favorite.favorite_id.ulid()),
             weight: 1,
             inserted,
-        }));
+        })));
     }
     Ok(Work::Skip)
+}
+
+/// A stream image's scalar attributes, as the key design reads them.
+fn attrs(image: &serde_dynamo::Item) -> Attrs {
+    image
+        .iter()
+        .filter_map(|(k, v)| match v {
+            serde_dynamo::AttributeValue::S(s) => Some((k.clone(), Value::S(s.clone()))),
+            serde_dynamo::AttributeValue::N(n) => Some((k.clone(), Value::N(n.clone()))),
+            _ => None,
+        })
+        .collect()
 }

@@ -1,8 +1,8 @@
 //! The table's stream processor (NEW_AND_OLD_IMAGES): keeps what is derived
 //! from the base items.
 //!
-//! - [`browse`]: the sparse browse keys of active listings (GSI2 by age,
-//!   GSI3 by price).
+//! - [`index_keys`]: the index keys the declarations give it to keep (the
+//!   sparse browse keys of active listings: by age and by price).
 //! - [`counters`]: aggregates kept exactly once with markers (a user's
 //!   rating sum and count from the reviews about them; a listing's favorite
 //!   count).
@@ -32,9 +32,9 @@
 //! succeeded are delivered again too; their conditions and markers find the
 //! work done and change nothing.
 
-pub mod browse;
 pub mod counters;
 pub mod decode;
+pub mod index_keys;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -42,12 +42,13 @@ use std::convert::Infallible;
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use futures_util::stream::{self, StreamExt};
-use keyschema::keys::{self, Key};
+use keyschema::decl::EntityDecl;
+use keyschema::{Attrs, Key};
 use lambda_runtime::LambdaEvent;
 use store::Store;
 
 pub use counters::CountChange;
-pub use decode::{classify, ListingImage, RecordError, Work};
+pub use decode::{classify, RecordError, Work};
 
 /// How many items (a listing's flag and count, a user's aggregates) a batch
 /// processes at once.
@@ -170,12 +171,19 @@ pub async fn process_batch_with(
                 log_failure(request_id, record, &e, "skipped: it can never succeed");
             }
             Ok(Work::Skip) => {}
-            Ok(Work::Count(change)) => items.of(change.aggregate.key.clone()).counts.push((at, change)),
-            Ok(Work::Listing(listing, indexed)) => {
-                let work = items.of(keys::listing::key(&listing.listing_id));
-                work.flag_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
-                work.flag = Some((listing, indexed));
-            }
+            Ok(Work::Count(change)) => items.of(change.aggregate.key.clone()).counts.push((at, *change)),
+            Ok(Work::Keys(decl, image)) => match table_key(decl, &image) {
+                Some(item) => {
+                    let work = items.of(item);
+                    work.flag_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
+                    work.flag = Some((decl, image));
+                }
+                None => {
+                    report.malformed += 1;
+                    let e = RecordError::Malformed("an image without its primary key".into());
+                    log_failure(request_id, record, &e, "skipped: it can never succeed");
+                }
+            },
         }
     }
     report.items = items.work.len();
@@ -216,11 +224,12 @@ impl Items {
 /// the batch (or in the changes given to [`aggregate`]).
 #[derive(Default)]
 struct ItemWork {
-    /// The listing's records (position, sequence number), in stream order.
+    /// The records of the item's images (position, sequence number), in
+    /// stream order.
     flag_records: Vec<(usize, String)>,
-    /// The last of them: it decides the flag (the earlier images are
-    /// older states of the same listing, superseded by it).
-    flag: Option<(ListingImage, bool)>,
+    /// The last image: it decides the index keys (the earlier ones are
+    /// older states of the same item, superseded by it).
+    flag: Option<(&'static EntityDecl, Attrs)>,
     /// Count changes of the item's aggregate, in stream order.
     counts: Vec<(usize, CountChange)>,
 }
@@ -253,8 +262,8 @@ async fn run_items(store: &Store, items: Items, request_id: &str, concurrency: u
 /// that fails reports all its records.
 async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) -> ItemDone {
     let mut done = ItemDone::default();
-    if let Some((listing, indexed)) = &work.flag {
-        match browse::browse_flag(store, listing, *indexed).await {
+    if let Some((decl, image)) = &work.flag {
+        match index_keys::repair(store, decl, image).await {
             Ok(Outcome::Skipped) => {}
             Ok(outcome) => {
                 done.writes += 1;
@@ -317,8 +326,8 @@ fn log_failure(request_id: &str, record: &EventRecord, error: &dyn std::fmt::Dis
 pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, RecordError> {
     match classify(record)? {
         Work::Skip => Ok(Outcome::Skipped),
-        Work::Listing(listing, indexed) => browse::browse_flag(store, &listing, indexed).await,
-        Work::Count(change) => match counters::apply(store, &change.aggregate.clone(), &[change]).await? {
+        Work::Keys(decl, image) => index_keys::repair(store, decl, &image).await,
+        Work::Count(change) => match counters::apply(store, &change.aggregate.clone(), &[*change]).await? {
             0 => Ok(Outcome::Stale),
             _ => Ok(Outcome::Aggregated),
         },
@@ -343,4 +352,9 @@ pub async fn aggregate(store: &Store, changes: Vec<CountChange>, request_id: &st
     failed.sort_unstable();
     failed.dedup();
     (writes, failed.into_iter().map(|at| sequence_numbers[at].clone()).collect())
+}
+
+/// An image's primary key, rendered from its fields by its declaration.
+fn table_key(decl: &EntityDecl, image: &Attrs) -> Option<Key> {
+    decl.item_keys(image).ok().map(|k| k.table().clone())
 }

@@ -5,13 +5,14 @@
 
 use api::validate::Name;
 use api::{ApiError, Caller, Deps, ListBody, Request, Response};
+use domain::ids::{Email, FavoriteId, ListingId, UserId};
+use domain::model::{EmailGuard, Favorite, Listing, ListingStatus, User, UserRole};
+use domain::time::{now_ms, rfc3339};
 use keyschema::access;
-use keyschema::ids::{Email, FavoriteId, ListingId, UserId};
 use keyschema::keys;
-use keyschema::model::{EmailGuard, Favorite, Listing, ListingStatus, User, UserRole};
-use keyschema::schema::EntityType;
-use keyschema::time::{now_ms, rfc3339};
-use keyschema::write::{self, attr, Value};
+use keyschema::table::EntityType;
+use keyschema::write::{self, attr};
+use keyschema::Value;
 use serde::{Deserialize, Serialize};
 use store::item::from_item;
 use store::StoreError;
@@ -102,7 +103,7 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
 /// never the email). `GetItem USER#<userId> / #METADATA`.
 async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: UserId = req.path("userId")?;
-    let user = app.get_or_404::<User>(&keys::user::key(&id), || format!("user `{id}`")).await?;
+    let user = app.get_or_404::<User>(&keys::user(&id)?, || format!("user `{id}`")).await?;
     Response::ok(&profile(&user, None))
 }
 
@@ -110,7 +111,7 @@ async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
 async fn get_me(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id = &caller.user_id;
-    let user = app.get_or_404::<User>(&keys::user::key(id), || format!("user `{id}` (sign up first)")).await?;
+    let user = app.get_or_404::<User>(&keys::user(id)?, || format!("user `{id}` (sign up first)")).await?;
     Response::ok(&profile(&user, Some(&caller)))
 }
 
@@ -121,7 +122,7 @@ async fn find_by_email(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["email"])?;
     let email: Email =
         req.query("email")?.ok_or_else(|| ApiError::bad_request("the `email` query parameter is required"))?;
-    let (users, next_cursor) = app.page::<User>(&access::user_by_email(&email), &page).await?;
+    let (users, next_cursor) = app.page::<User>(&access::user_by_email(&email)?, &page).await?;
     let items: Vec<Profile> = users.iter().map(|u| profile(u, Some(&caller))).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
@@ -154,7 +155,7 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     if let Some(new_email) = &change.email {
         // Strongly consistent: the guard to release is the one of the email
         // the user has now, not of one a moment ago.
-        let current = app.store.get_consistent::<User>(&keys::user::key(&id)).await?.ok_or_else(not_found)?;
+        let current = app.store.get_consistent::<User>(&keys::user(&id)?).await?.ok_or_else(not_found)?;
         if &current.email != new_email {
             return change_email(app, &caller, current, new_email, change.name.map(Name::into_string), now).await;
         }
@@ -165,7 +166,7 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let Some(name) = change.name else {
         return Err(ApiError::bad_request("invalid body: give `name`, `email` or both"));
     };
-    match app.store.update(&write::user::rename(&id, name.as_str(), &now)).await {
+    match app.store.update(&write::user::rename(&id, name.as_str(), &now)?).await {
         Ok(item) => Response::ok(&profile(&from_item::<User>(item)?, Some(&caller))),
         Err(e) if e.is_conditional_check_failed() => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -180,14 +181,14 @@ async fn change_email(
     name: Option<String>,
     now: String,
 ) -> Result<Response, ApiError> {
-    let mut change = write::user::change_email(&user.user_id, &user.email, new_email, &now);
+    let mut change = write::user::change_email(&user.user_id, &user.email, new_email, &now)?;
     if let Some(name) = &name {
         change = change.set(attr::NAME, Value::s(name));
     }
     let guard = EmailGuard { email: new_email.clone(), user_id: user.user_id.clone() };
     let mut tx = app.store.transaction();
     tx.update("user", &change)?;
-    tx.delete("old guard", &keys::email_guard::key(&user.email), &[write::email_guard::held_by(&user.user_id)])?;
+    tx.delete("old guard", &keys::email_guard(&user.email)?, &[write::email_guard::held_by(&user.user_id)])?;
     tx.put_new("new guard", &guard)?;
     match tx.send().await {
         Ok(()) => {
@@ -212,8 +213,7 @@ async fn change_email(
 async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let listing_id: ListingId = req.path("listingId")?;
-    let read =
-        app.store.batch_get_items(&[keys::listing::key(&listing_id), keys::user::key(&caller.user_id)], false).await?;
+    let read = app.store.batch_get_items(&[keys::listing(&listing_id)?, keys::user(&caller.user_id)?], false).await?;
     let of = |entity: EntityType| read.iter().find(|i| store::item::entity_type(i) == Some(entity.as_str()));
     if of(EntityType::User).is_none() {
         return Err(ApiError::forbidden("sign up (POST /users) before adding favorites"));
@@ -245,7 +245,7 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
     let caller = req.caller()?;
     let listing: ListingId = req.path("listingId")?;
     let mut tx = app.store.transaction();
-    tx.delete("favorite", &keys::favorite::key(&caller.user_id, &listing), &[])?;
+    tx.delete("favorite", &keys::favorite(&caller.user_id, &listing)?, &[])?;
     tx.send().await?;
     Ok(Response::no_content())
 }
@@ -254,5 +254,5 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
 /// `Query GSI1 gsi1pk = FAVORITES#<sub>, begins_with(gsi1sk, FAVORITE#)`, descending.
 async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    app.list::<Favorite>(&access::favorites_of(&caller.user_id), &req.page(&[])?).await
+    app.list::<Favorite>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await
 }

@@ -92,6 +92,13 @@ impl fmt::Display for ApiError {
     }
 }
 
+impl From<keyschema::SchemaError> for ApiError {
+    /// A key that cannot be derived is a bug, never the caller's input.
+    fn from(err: keyschema::SchemaError) -> Self {
+        ApiError::internal(err)
+    }
+}
+
 impl From<StoreError> for ApiError {
     /// The classification every handler shares. Handlers map the failed
     /// conditions they expect (a 404 or a named 409) before this applies.

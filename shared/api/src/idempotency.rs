@@ -11,10 +11,10 @@
 //! listing it sold or the stock it took, and then it answers that order,
 //! not a conflict.
 
-use keyschema::ids::{OrderId, UserId};
+use domain::ids::{OrderId, UserId};
+use domain::model::IdempotencyRecord;
+use domain::time::now_ms;
 use keyschema::keys;
-use keyschema::model::IdempotencyRecord;
-use keyschema::time::now_ms;
 use store::{item::from_item, Store, StoreError, Transaction};
 
 use crate::{ApiError, Request};
@@ -95,7 +95,8 @@ impl Idempotency {
     /// The record of the request that took this key, if one did (a
     /// strongly consistent read); 422 if it was another request.
     pub async fn seen(&self, store: &Store) -> Result<Option<IdempotencyRecord>, ApiError> {
-        let key = keys::idempotency::key(&self.record.caller_id, &self.record.route, &self.record.key);
+        let key = keys::idempotency(&self.record.caller_id, &self.record.route, &self.record.key)
+            .map_err(StoreError::from)?;
         let found = store.get_consistent::<IdempotencyRecord>(&key).await?;
         self.same_request(found)
     }

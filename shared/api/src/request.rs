@@ -7,7 +7,7 @@ use std::str::FromStr;
 use aws_lambda_events::apigw::ApiGatewayV2httpRequest;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use keyschema::ids::UserId;
+use domain::ids::UserId;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

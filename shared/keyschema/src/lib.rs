@@ -1,25 +1,41 @@
-//! The single-table key schema of the marketplace: one table, three GSIs.
+//! The single-table key design of the marketplace: one table, three GSIs.
 //!
-//! Pure code, no AWS calls. It owns every key string the application writes
-//! or queries. Layered bottom-up: [`ids`] (validated typed ids) and
-//! [`values`] (statuses, money); [`schema`] (attribute names, indexes, key
-//! templates); [`keys`] (key functions per entity); [`model`] (entity
-//! records and their keys); [`access`] (every access pattern as one request)
-//! and [`write`] (every state change with the keys it moves); [`time`]
-//! (timestamps and ULID range bounds) and [`shard`].
+//! Pure code, no AWS calls. Each entity is declared once
+//! ([`entities`]: its primary key and every index it joins, as templates
+//! over its fields, with when an index is sparse and who keeps it); the
+//! rest is derived from the declarations ([`decl`]): an item's keys, the
+//! typed primary keys ([`keys`]), every access pattern as one request
+//! ([`access`]), the key moves of every state change ([`write`] holds only
+//! the business conditions) and the stream processor's repairs. Below
+//! them: [`table`] (attribute names, indexes, entity types), [`template`]
+//! (rendering and matching key templates), [`value`] (items as attribute
+//! maps), [`key`], [`query`] and [`change`] (what the store sends), and
+//! [`memory`] (changes applied in memory, for tests).
 
 pub mod access;
-pub mod doc;
-pub mod ids;
+pub mod change;
+pub mod decl;
+pub mod entities;
+pub mod key;
 pub mod keys;
-pub mod model;
-pub mod schema;
-pub mod shard;
-pub mod time;
-pub mod values;
+pub mod memory;
+pub mod query;
+pub mod table;
+pub mod template;
+pub mod value;
 pub mod write;
 
-pub use access::{KeyQuery, SortKey};
-pub use keys::{ItemKeys, Key};
-pub use model::Entity;
-pub use schema::{EntityType, Index};
+#[cfg(test)]
+mod legacy;
+#[cfg(test)]
+mod records;
+#[cfg(test)]
+mod tests;
+
+pub use change::{Change, Cond};
+pub use decl::SchemaError;
+pub use entities::Entity;
+pub use key::{ItemKeys, Key};
+pub use query::{KeyQuery, SortKey};
+pub use table::{EntityType, Index};
+pub use value::{Attrs, Value};

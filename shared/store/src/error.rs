@@ -52,6 +52,9 @@ pub enum StoreError {
     /// A pagination start key that does not belong to the query.
     #[error("start key does not belong to this query")]
     ForeignStartKey,
+    /// A key could not be derived from its declaration (a bug, never input).
+    #[error("key schema: {0}")]
+    Schema(#[from] keyschema::SchemaError),
 }
 
 impl StoreError {

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use keyschema::schema::{ENTITY_TYPE, PK, SK};
-use keyschema::{Entity, Key};
+use keyschema::table::{ENTITY_TYPE, PK, SK};
+use keyschema::{Attrs, Entity, ItemKeys, Key, Value};
 use serde::de::DeserializeOwned;
 
 use crate::StoreError;
@@ -13,14 +13,32 @@ use crate::StoreError;
 /// A DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
 
-/// The full item of an entity: fields, keys and type.
+/// The item a write of an entity puts: its fields, the keys its
+/// declaration says a write puts, and its type.
 pub fn to_item<E: Entity>(entity: &E) -> Result<Item, StoreError> {
+    with_keys(entity, &entity.item_keys()?)
+}
+
+/// An entity's fields with `keys` and its type.
+pub fn with_keys<E: Entity>(entity: &E, keys: &ItemKeys) -> Result<Item, StoreError> {
     let mut item: Item = serde_dynamo::to_item(entity)?;
-    for (attr, value) in entity.item_keys().attributes() {
+    for (attr, value) in keys.attributes() {
         item.insert(attr.to_owned(), AttributeValue::S(value.to_owned()));
     }
-    item.insert(ENTITY_TYPE.to_owned(), AttributeValue::S(E::TYPE.as_str().to_owned()));
+    item.insert(ENTITY_TYPE.to_owned(), AttributeValue::S(E::DECL.entity.as_str().to_owned()));
     Ok(item)
+}
+
+/// An item's scalar attributes, as the key design reads them (lists and
+/// maps left out).
+pub fn attrs(item: &Item) -> Attrs {
+    item.iter()
+        .filter_map(|(k, v)| match v {
+            AttributeValue::S(s) => Some((k.clone(), Value::S(s.clone()))),
+            AttributeValue::N(n) => Some((k.clone(), Value::N(n.clone()))),
+            _ => None,
+        })
+        .collect()
 }
 
 /// An entity from its item (key attributes and type are ignored).
@@ -54,8 +72,8 @@ pub fn n(value: impl std::fmt::Display) -> AttributeValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use keyschema::ids::ProductId;
-    use keyschema::model::{Money, Product};
+    use domain::ids::ProductId;
+    use domain::model::{Money, Product};
 
     /// Pins the exact stored shape of a product.
     #[test]

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
 };
 use aws_sdk_dynamodb::Client;
-use keyschema::schema::{Index, TTL};
+use keyschema::table::{Index, TTL};
 
 use crate::StoreError;
 

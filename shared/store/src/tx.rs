@@ -14,8 +14,8 @@ use aws_sdk_dynamodb::types::{
     Update,
 };
 use aws_sdk_dynamodb::Client;
-use keyschema::schema::PK;
-use keyschema::write::{Change, Cond, Value};
+use keyschema::table::PK;
+use keyschema::{Change, Cond, Value};
 use keyschema::{Entity, Key};
 
 use crate::error::Cancellation;
@@ -74,6 +74,16 @@ impl Expression {
                 }
                 Cond::Ge(a, v) => format!("{} >= {}", self.name(a), self.value(v)),
                 Cond::Le(a, v) => format!("{} <= {}", self.name(a), self.value(v)),
+                Cond::AnyDiffers(pairs) => {
+                    let any: Vec<String> = pairs
+                        .iter()
+                        .map(|(a, v)| {
+                            let (a, v) = (self.name(a), self.value(v));
+                            format!("attribute_not_exists({a}) OR {a} <> {v}")
+                        })
+                        .collect();
+                    format!("({})", any.join(" OR "))
+                }
             });
         }
         self.condition = (!parts.is_empty()).then(|| parts.join(" AND "));
@@ -268,8 +278,8 @@ impl Transaction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use keyschema::ids::ListingId;
-    use keyschema::model::ListingStatus;
+    use domain::ids::ListingId;
+    use domain::model::ListingStatus;
     use keyschema::write;
 
     /// Pins the exact expression a listing sale renders to.
@@ -277,7 +287,7 @@ mod tests {
     fn a_sale_renders_one_update_that_moves_its_keys() {
         let id: ListingId = "01JF8Z6A000000000000000001".parse().unwrap();
         let seller = "alice".parse().unwrap();
-        let change = write::listing::sell(&id, &seller, keyschema::model::Money::from_cents(2800), "T");
+        let change = write::listing::sell(&id, &seller, domain::model::Money::from_cents(2800), "T").unwrap();
         let e = Expression::of(&change);
         let spell = |text: &str| {
             let mut out = text.to_owned();

@@ -1,12 +1,13 @@
 //! Demo data for the local stack and the sample events: a few brands,
 //! categories and products with fixed ids (events/ refers to them).
 
-use keyschema::ids::{ListingId, ProductId};
-use keyschema::model::{
-    Brand, Category, EmailGuard, Entity, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderMessage,
-    OrderStatus, Product, Review, User, UserRole,
+use domain::ids::{ListingId, ProductId};
+use domain::model::{
+    Brand, Category, EmailGuard, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderMessage, OrderStatus,
+    Product, Review, User, UserRole,
 };
-use keyschema::time::{now_ms, rfc3339};
+use domain::time::{now_ms, rfc3339};
+use keyschema::Entity;
 use store::{item, Store, StoreError};
 
 /// Product ids used by the sample events.
@@ -78,9 +79,9 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     for (id, name, email) in USERS {
         let role = if id == "bob" { UserRole::Buyer } else { UserRole::Both };
         let user = User {
-            user_id: parse::<keyschema::ids::UserId>(id)?,
+            user_id: parse::<domain::ids::UserId>(id)?,
             name: name.into(),
-            email: parse::<keyschema::ids::Email>(email)?,
+            email: parse::<domain::ids::Email>(email)?,
             role,
             rating_sum: 0,
             review_count: 0,
@@ -99,7 +100,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     for (id, title, category, cents, status) in listings {
         let listing = Listing {
             listing_id: parse::<ListingId>(id)?,
-            seller_id: parse::<keyschema::ids::UserId>("alice")?,
+            seller_id: parse::<domain::ids::UserId>("alice")?,
             title: title.into(),
             price: Money::from_cents(cents),
             category_id: parse(category)?,
@@ -109,18 +110,9 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             created_at: now.clone(),
             updated_at: now.clone(),
         };
-        // As the stream processor leaves it: browse keys only while active.
-        let mut item = item::to_item(&listing)?;
-        let keys = keyschema::keys::listing::browse_keys(
-            &listing.listing_id,
-            &listing.seller_id,
-            status,
-            &listing.category_id,
-            listing.price,
-        );
-        for (attr, value) in keys.attributes() {
-            item.insert(attr.to_owned(), item::s(value));
-        }
+        // As the stream processor leaves it: every index it is in now.
+        let keys = <Listing as Entity>::DECL.item_keys(&listing.attrs()?)?;
+        let item = item::with_keys(&listing, &keys)?;
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
         count += 1;
     }
@@ -133,7 +125,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         status: OrderStatus::Pending,
         total: Money::from_cents(6500),
         lines: vec![OrderLine { item_id: LISTING_IDS[2].to_owned(), qty: 1 }],
-        shard: keyschema::shard::order_shard(&order_id, keyschema::shard::DEFAULT_SHARD_COUNT),
+        shard: domain::shard::order_shard(&order_id, domain::shard::DEFAULT_SHARD_COUNT),
         buyer_review_id: None,
         seller_review_id: None,
         created_at: now.clone(),
@@ -155,7 +147,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
 
 /// The delivered order, its teapot, and bob's review of erin.
 async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
-    let (alice, bob): (keyschema::ids::UserId, keyschema::ids::UserId) = (parse("erin")?, parse("bob")?);
+    let (alice, bob): (domain::ids::UserId, domain::ids::UserId) = (parse("erin")?, parse("bob")?);
     let listing = Listing {
         listing_id: parse(DELIVERED_LISTING_ID)?,
         seller_id: alice.clone(),
@@ -186,7 +178,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         status: OrderStatus::Delivered,
         total: listing.price,
         lines: vec![OrderLine { item_id: DELIVERED_LISTING_ID.to_owned(), qty: 1 }],
-        shard: keyschema::shard::order_shard(&order_id, keyschema::shard::DEFAULT_SHARD_COUNT),
+        shard: domain::shard::order_shard(&order_id, domain::shard::DEFAULT_SHARD_COUNT),
         buyer_review_id: Some(review.review_id),
         seller_review_id: None,
         created_at: now.to_owned(),
@@ -218,9 +210,8 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
     Ok(5)
 }
 
-fn parse<T: std::str::FromStr<Err = keyschema::ids::IdError>>(s: &str) -> Result<T, StoreError> {
-    s.parse()
-        .map_err(|e: keyschema::ids::IdError| StoreError::Service { code: "DemoData".into(), message: e.to_string() })
+fn parse<T: std::str::FromStr<Err = domain::ids::IdError>>(s: &str) -> Result<T, StoreError> {
+    s.parse().map_err(|e: domain::ids::IdError| StoreError::Service { code: "DemoData".into(), message: e.to_string() })
 }
 
 async fn put<E: Entity>(store: &Store, entity: &E) -> Result<(), StoreError> {

@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use keyschema::access::{samples, Pattern, Request, PATTERNS};
-use keyschema::schema::{Index, ENTITY_TYPE};
+use keyschema::table::{Index, ENTITY_TYPE};
 use keyschema::{Key, KeyQuery, SortKey};
 use serde_json::Value;
 use store::{item, Endpoint, StartKey, Store};
@@ -107,7 +107,7 @@ fn placeholders(text: &str) -> Vec<String> {
 
 /// A pattern's parameters: the placeholders of its documented condition.
 pub fn parameters(pattern: &Pattern) -> Vec<String> {
-    placeholders(&pattern.condition())
+    placeholders(&pattern.condition().unwrap_or_default())
 }
 
 fn list_patterns() {
@@ -141,7 +141,7 @@ fn fill(pattern: &Pattern, params: &BTreeMap<String, String>) -> Result<Request,
             t.replace(sample, &value)
         })
     };
-    Ok(match (pattern.request)() {
+    Ok(match (pattern.request)().map_err(|e| e.to_string())? {
         Request::Get(key) => Request::Get(Key { pk: text(&key.pk), sk: text(&key.sk) }),
         Request::Query(q) => Request::Query(KeyQuery {
             pk: text(&q.pk),

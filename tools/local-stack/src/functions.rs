@@ -86,7 +86,7 @@ pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
 /// The orders function's dependencies: `ORDER_SHARD_COUNT` shards (default 10).
 pub fn orders_app(deps: &Deps) -> orders::App {
     let shards = std::env::var(orders::SHARDS_VAR).ok().and_then(|v| v.parse().ok()).filter(|n| (1..=100).contains(n));
-    orders::App { deps: deps.clone(), shards: shards.unwrap_or(keyschema::shard::DEFAULT_SHARD_COUNT) }
+    orders::App { deps: deps.clone(), shards: shards.unwrap_or(domain::shard::DEFAULT_SHARD_COUNT) }
 }
 
 /// Logical id of the function on the table's stream (see [`crate::stream`]).

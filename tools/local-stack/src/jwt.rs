@@ -29,7 +29,7 @@ fn mac(secret: &str, signing_input: &str) -> Hmac<Sha256> {
 
 /// Mints a token for `sub`, in the `admin` group if asked, valid for `ttl_secs`.
 pub fn mint(secret: &str, sub: &str, admin: bool, ttl_secs: u64) -> String {
-    let now = keyschema::time::now_ms() / 1000;
+    let now = domain::time::now_ms() / 1000;
     let mut claims = json!({ "sub": sub, "iat": now, "exp": now + ttl_secs, "iss": "local-stack" });
     if admin {
         claims["cognito:groups"] = json!(["admin"]);
@@ -78,7 +78,7 @@ pub fn verify(secret: &str, token: &str) -> Result<HashMap<String, String>, JwtE
     let sig = URL_SAFE_NO_PAD.decode(s).map_err(|_| JwtError::Malformed)?;
     mac(secret, &format!("{h}.{p}")).verify_slice(&sig).map_err(|_| JwtError::Signature)?;
     let claims = decode(p)?;
-    let now = keyschema::time::now_ms() / 1000;
+    let now = domain::time::now_ms() / 1000;
     let time = |name: &str| claims.get(name).and_then(Value::as_u64);
     // A token without `exp` never expires: refused, as API Gateway's JWT
     // authorizer refuses it.

@@ -15,7 +15,6 @@ pub mod jwt;
 pub mod server;
 pub mod stream;
 pub mod template;
-pub mod workbench;
 
 use api::{CursorKey, Deps};
 use store::aws_sdk_dynamodb::Client;

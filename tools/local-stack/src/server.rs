@@ -173,7 +173,7 @@ fn to_event(
         Ok(text) => (Value::String(text.to_owned()), false),
         Err(_) => (Value::String(STANDARD.encode(body)), true),
     };
-    let now = keyschema::time::now_ms();
+    let now = domain::time::now_ms();
     let route_key = route.key();
     let mut context = json!({
         "accountId": "000000000000",
@@ -190,7 +190,7 @@ fn to_event(
         "requestId": request_id,
         "routeKey": route_key,
         "stage": "$default",
-        "time": keyschema::time::rfc3339(now),
+        "time": domain::time::rfc3339(now),
         "timeEpoch": now,
     });
     if let Some(claims) = claims {

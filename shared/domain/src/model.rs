@@ -1,23 +1,12 @@
 //! Entities as stored and as answered by the API (camelCase JSON). The
 //! value types they are built from live in [`crate::values`] (re-exported
-//! here), below the key functions.
+//! here). Their keys are `keyschema`'s.
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
-use crate::keys::{self, ItemKeys};
-use crate::schema::EntityType;
 
 pub use crate::values::{ListingStatus, Money, OrderStatus, UserRole};
-
-/// An entity stored as one item: it knows its type and its keys.
-pub trait Entity: Serialize + DeserializeOwned {
-    /// The `entityType` attribute of its items.
-    const TYPE: EntityType;
-    /// Every key attribute of its item.
-    fn item_keys(&self) -> ItemKeys;
-}
 
 /// A catalog brand.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,13 +20,6 @@ pub struct Brand {
     pub created_at: String,
 }
 
-impl Entity for Brand {
-    const TYPE: EntityType = EntityType::Brand;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::brand::key(&self.brand_id))
-    }
-}
-
 /// A category of catalog products and marketplace listings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -48,13 +30,6 @@ pub struct Category {
     pub name: String,
     /// RFC 3339 creation time.
     pub created_at: String,
-}
-
-impl Entity for Category {
-    const TYPE: EntityType = EntityType::Category;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::category::key(&self.category_id))
-    }
 }
 
 /// A catalog product with its stock level.
@@ -85,13 +60,6 @@ pub struct Product {
 impl Product {
     /// The largest stock level a product may hold.
     pub const MAX_STOCK: u32 = 1_000_000_000;
-}
-
-impl Entity for Product {
-    const TYPE: EntityType = EntityType::Product;
-    fn item_keys(&self) -> ItemKeys {
-        keys::product::item_keys(&self.product_id, &self.brand_id, &self.category_id)
-    }
 }
 
 /// A marketplace user: buyer, seller or both. The id is the caller's JWT `sub`.
@@ -125,13 +93,6 @@ impl User {
     }
 }
 
-impl Entity for User {
-    const TYPE: EntityType = EntityType::User;
-    fn item_keys(&self) -> ItemKeys {
-        keys::user::item_keys(&self.user_id, &self.email)
-    }
-}
-
 /// Claims an email for one user (the item a GSI cannot replace: uniqueness).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,13 +101,6 @@ pub struct EmailGuard {
     pub email: Email,
     /// Who holds it.
     pub user_id: UserId,
-}
-
-impl Entity for EmailGuard {
-    const TYPE: EntityType = EntityType::EmailGuard;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::email_guard::key(&self.email))
-    }
 }
 
 /// A one-off item for sale by a user.
@@ -175,15 +129,6 @@ pub struct Listing {
     pub created_at: String,
     /// RFC 3339 time of the last change.
     pub updated_at: String,
-}
-
-impl Entity for Listing {
-    const TYPE: EntityType = EntityType::Listing;
-    /// The write path never sets the GSI2 (browse) keys: the stream processor
-    /// adds them while the listing is active and removes them after.
-    fn item_keys(&self) -> ItemKeys {
-        keys::listing::item_keys(&self.listing_id, &self.seller_id, self.status)
-    }
 }
 
 /// One line of an order as the order record summarizes it (enough to undo
@@ -231,15 +176,6 @@ pub struct Order {
     pub updated_at: String,
 }
 
-impl Entity for Order {
-    const TYPE: EntityType = EntityType::Order;
-    fn item_keys(&self) -> ItemKeys {
-        // The shard recorded at placement, whatever the shard count is now.
-        keys::order::item_keys(&self.order_id, &self.buyer_id, self.seller_id.as_ref(), self.status, 1)
-            .with(crate::Index::Gsi3, keys::order::in_status_shard(self.status, self.shard, &self.order_id))
-    }
-}
-
 /// A party of an order, as a reviewer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Party {
@@ -280,13 +216,6 @@ pub struct OrderItem {
     pub seller_id: Option<UserId>,
 }
 
-impl Entity for OrderItem {
-    const TYPE: EntityType = EntityType::OrderItem;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::order_item::key(&self.order_id, &self.item_id))
-    }
-}
-
 /// Remembers an `Idempotency-Key`: the request it came with and, for an
 /// order, the order it created.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -305,13 +234,6 @@ pub struct IdempotencyRecord {
     pub order_id: Option<OrderId>,
     /// Epoch seconds after which DynamoDB's TTL deletes it.
     pub expires_at: u64,
-}
-
-impl Entity for IdempotencyRecord {
-    const TYPE: EntityType = EntityType::Idempotency;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::idempotency::key(&self.caller_id, &self.route, &self.key))
-    }
 }
 
 /// A review of one party of a delivered order by the other, stored in the
@@ -342,13 +264,6 @@ impl Review {
     pub const MAX_RATING: u8 = 5;
     /// The longest body, in characters.
     pub const MAX_BODY_CHARS: usize = 2000;
-}
-
-impl Entity for Review {
-    const TYPE: EntityType = EntityType::Review;
-    fn item_keys(&self) -> ItemKeys {
-        keys::review::item_keys(&self.reviewed_user_id, &self.author_id, &self.review_id)
-    }
 }
 
 /// Whether a counted instance (a review's rating, a favorite) is in its
@@ -389,13 +304,6 @@ pub struct RatingMarker {
     pub weight: u32,
 }
 
-impl Entity for RatingMarker {
-    const TYPE: EntityType = EntityType::RatingMarker;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::rating_marker::key(&self.reviewed_user_id, &self.review_id))
-    }
-}
-
 /// A message between the buyer and the seller of an order, in the order's
 /// partition. It carries the parties, so reading messages needs no read of
 /// the order.
@@ -423,13 +331,6 @@ impl OrderMessage {
     pub const MAX_BODY_CHARS: usize = 2000;
 }
 
-impl Entity for OrderMessage {
-    const TYPE: EntityType = EntityType::OrderMessage;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::order_message::key(&self.order_id, &self.message_id))
-    }
-}
-
 /// A listing a user marked as a favorite, in the user's partition.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -443,13 +344,6 @@ pub struct Favorite {
     pub favorite_id: FavoriteId,
     /// RFC 3339 time it was added.
     pub created_at: String,
-}
-
-impl Entity for Favorite {
-    const TYPE: EntityType = EntityType::Favorite;
-    fn item_keys(&self) -> ItemKeys {
-        keys::favorite::item_keys(&self.user_id, &self.listing_id, &self.favorite_id)
-    }
 }
 
 /// The stream processor's record of whether a user's favorite of a listing
@@ -471,11 +365,4 @@ pub struct FavoriteMarker {
     pub state: MarkerState,
     /// What it added to `favoriteCount` while counted (1).
     pub weight: u32,
-}
-
-impl Entity for FavoriteMarker {
-    const TYPE: EntityType = EntityType::FavoriteMarker;
-    fn item_keys(&self) -> ItemKeys {
-        ItemKeys::table_only(Self::TYPE, keys::favorite_marker::key(&self.user_id, &self.listing_id))
-    }
 }

@@ -1,0 +1,299 @@
+//! One declaration per entity: its primary key and every index it joins,
+//! each named after the access pattern it serves, with its templates, when
+//! it is sparse, and who keeps it. Every key string of the design is
+//! written here and nowhere else; keys, queries, key moves, the stream
+//! processor's repairs, the docs and the Workbench model are derived from
+//! these (see [`crate::decl`]).
+
+use domain::model;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::decl::{EntityDecl, IndexDecl, Keeper, Keeping, KeyDecl, SchemaError, BY_WRITE};
+use crate::key::ItemKeys;
+use crate::table::{EntityType, Index};
+use crate::value::{attrs_of, Attrs};
+
+const fn key(index: Index, pk: &'static str, sk: &'static str) -> KeyDecl {
+    KeyDecl { index, pk, sk }
+}
+
+const fn index(name: &'static str, key: KeyDecl) -> IndexDecl {
+    IndexDecl { name, key, only_when: None, kept: BY_WRITE }
+}
+
+/// A sparse index of active listings: the write that takes a listing out of
+/// `active` removes its keys (and the stream processor repairs drift); the
+/// stream processor adds them while it is active and moves them (a price
+/// change).
+const BROWSE: Keeping = Keeping { adds: Keeper::Stream, removes: Keeper::Both, moves: Keeper::Stream };
+
+/// Users: customer and seller are one entity with a role.
+pub mod user {
+    use super::*;
+    /// GSI1: a user by email (admin lookup).
+    pub const BY_EMAIL: IndexDecl = index("by_email", key(Index::Gsi1, "USER_EMAIL#<email>", "USER#<userId>"));
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::User,
+        key: key(Index::Table, "USER#<userId>", "#METADATA"),
+        indexes: &[BY_EMAIL],
+        note: "customer and seller are one entity with a role",
+    };
+}
+
+/// Email guards: the item a GSI cannot replace (uniqueness).
+pub mod email_guard {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::EmailGuard,
+        key: key(Index::Table, "USER_EMAIL#<email>", "#UNIQUE"),
+        indexes: &[],
+        note: "written in the same transaction as the user; keeps emails unique",
+    };
+}
+
+/// Listings: a status is the prefix of the seller's sort key; the browse
+/// indexes hold active listings only.
+pub mod listing {
+    use super::*;
+    /// GSI1: a seller's listings, by status then age (AP4, AP5).
+    pub const BY_SELLER: IndexDecl =
+        index("by_seller", key(Index::Gsi1, "SELLER#<sellerId>", "LISTING#<status>#<listingId>"));
+    /// GSI2: a category's active listings, newest first (AP6).
+    pub const BROWSE: IndexDecl = IndexDecl {
+        name: "browse",
+        key: key(Index::Gsi2, "CATEGORY#<categoryId>", "LISTING#<listingId>"),
+        only_when: Some(("status", "active")),
+        kept: super::BROWSE,
+    };
+    /// GSI3: a category's active listings, cheapest first (price in
+    /// zero-padded cents, so string order is numeric order).
+    pub const BY_PRICE: IndexDecl = IndexDecl {
+        name: "by_price",
+        key: key(Index::Gsi3, "PRICE#<categoryId>", "LISTING#<price:cents10>#<listingId>"),
+        only_when: Some(("status", "active")),
+        kept: super::BROWSE,
+    };
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Listing,
+        key: key(Index::Table, "LISTING#<listingId>", "#METADATA"),
+        indexes: &[BY_SELLER, BROWSE, BY_PRICE],
+        note: "browse and by_price only while active",
+    };
+}
+
+/// Orders: by buyer, by seller (listing orders), by status (write-sharded).
+pub mod order {
+    use super::*;
+    /// GSI1: a buyer's orders, newest first.
+    pub const BY_BUYER: IndexDecl = index("by_buyer", key(Index::Gsi1, "BUYER#<buyerId>", "ORDER#<orderId>"));
+    /// GSI2: a seller's sales (listing orders: catalog orders have no seller).
+    pub const BY_SELLER: IndexDecl = index("by_seller", key(Index::Gsi2, "SELLER#<sellerId>", "ORDER#<orderId>"));
+    /// GSI3: orders by status, in the shard recorded at placement.
+    pub const BY_STATUS: IndexDecl = index("by_status", key(Index::Gsi3, "STATUS#<status>#<shard>", "ORDER#<orderId>"));
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Order,
+        key: key(Index::Table, "ORDER#<orderId>", "#METADATA"),
+        indexes: &[BY_BUYER, BY_SELLER, BY_STATUS],
+        note: "by_seller for listing orders only; shard = order id mod shard count, recorded at placement",
+    };
+}
+
+/// Order items: in the order's partition.
+pub mod order_item {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::OrderItem,
+        key: key(Index::Table, "ORDER#<orderId>", "ITEM#<itemId>"),
+        indexes: &[],
+        note: "itemId is the productId or listingId",
+    };
+}
+
+/// Reviews: in the reviewed user's partition.
+pub mod review {
+    use super::*;
+    /// GSI1: the reviews a user wrote (AP11).
+    pub const BY_AUTHOR: IndexDecl = index("by_author", key(Index::Gsi1, "AUTHOR#<authorId>", "REVIEW#<reviewId>"));
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Review,
+        key: key(Index::Table, "USER#<reviewedUserId>", "REVIEW#<reviewId>"),
+        indexes: &[BY_AUTHOR],
+        note: "lives in the reviewed user's partition",
+    };
+}
+
+/// Brands: one partition.
+pub mod brand {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Brand,
+        key: key(Index::Table, "BRANDS", "BRAND#<brandId>"),
+        indexes: &[],
+        note: "",
+    };
+}
+
+/// Categories: one partition.
+pub mod category {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Category,
+        key: key(Index::Table, "CATEGORIES", "CATEGORY#<categoryId>"),
+        indexes: &[],
+        note: "",
+    };
+}
+
+/// Products: by brand then category, by category then brand.
+pub mod product {
+    use super::*;
+    /// GSI1: a brand's products, by category (catalog AP6, AP7).
+    pub const BY_BRAND: IndexDecl =
+        index("by_brand", key(Index::Gsi1, "BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"));
+    /// GSI2: a category's products, by brand (catalog AP8, AP9); the same
+    /// partitions as the listings' browse index, apart by sort-key prefix.
+    pub const BY_CATEGORY: IndexDecl =
+        index("by_category", key(Index::Gsi2, "CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"));
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Product,
+        key: key(Index::Table, "PRODUCT#<productId>", "#METADATA"),
+        indexes: &[BY_BRAND, BY_CATEGORY],
+        note: "",
+    };
+}
+
+/// Favorites: in the user's partition, one per listing.
+pub mod favorite {
+    use super::*;
+    /// GSI1: a user's favorites, newest first.
+    pub const NEWEST: IndexDecl = index("newest", key(Index::Gsi1, "FAVORITES#<userId>", "FAVORITE#<favoriteId>"));
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Favorite,
+        key: key(Index::Table, "USER#<userId>", "FAVORITE#<listingId>"),
+        indexes: &[NEWEST],
+        note: "in the user's partition, one per listing (PUT and DELETE are idempotent)",
+    };
+}
+
+/// Favorite markers: one per user and listing, in the user's partition.
+pub mod favorite_marker {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::FavoriteMarker,
+        key: key(Index::Table, "USER#<userId>", "FAVED#<listingId>"),
+        indexes: &[],
+        note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted",
+    };
+}
+
+/// Order messages: in the order's partition.
+pub mod order_message {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::OrderMessage,
+        key: key(Index::Table, "ORDER#<orderId>", "MESSAGE#<messageId>"),
+        indexes: &[],
+        note: "in the order's own partition, beside its items; carries the parties",
+    };
+}
+
+/// Rating markers: one per review, beside it.
+pub mod rating_marker {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::RatingMarker,
+        key: key(Index::Table, "USER#<reviewedUserId>", "RATED#<reviewId>"),
+        indexes: &[],
+        note: "written by the stream processor in the transaction that changes the user's rating sum and count; counted or removed, and the rating (weight) it counted",
+    };
+}
+
+/// Idempotency records: per caller and route.
+pub mod idempotency {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Idempotency,
+        key: key(Index::Table, "IDEMPOTENCY#<callerId>#<route>#<key>", "#IDEMPOTENCY"),
+        indexes: &[],
+        note: "per caller and route; written in the transaction of the request it remembers; expires (TTL expiresAt) after 24 h",
+    };
+}
+
+/// Every entity of the table, in the docs' order.
+pub const ALL: &[&EntityDecl] = &[
+    &user::ENTITY,
+    &email_guard::ENTITY,
+    &listing::ENTITY,
+    &order::ENTITY,
+    &order_item::ENTITY,
+    &review::ENTITY,
+    &brand::ENTITY,
+    &category::ENTITY,
+    &product::ENTITY,
+    &favorite::ENTITY,
+    &favorite_marker::ENTITY,
+    &order_message::ENTITY,
+    &rating_marker::ENTITY,
+    &idempotency::ENTITY,
+];
+
+/// The declaration of an entity type.
+pub fn of(entity: EntityType) -> Option<&'static EntityDecl> {
+    ALL.iter().copied().find(|d| d.entity == entity)
+}
+
+/// An entity stored as one item: its record type and its declaration.
+pub trait Entity: Serialize + DeserializeOwned {
+    /// Its declaration.
+    const DECL: &'static EntityDecl;
+
+    /// Its stored fields.
+    fn attrs(&self) -> Result<Attrs, SchemaError> {
+        attrs_of(self).ok_or(SchemaError::NotAnObject(Self::DECL.entity))
+    }
+
+    /// The keys a write of it puts with it ([`EntityDecl::written_keys`]).
+    fn item_keys(&self) -> Result<ItemKeys, SchemaError> {
+        Self::DECL.written_keys(&self.attrs()?)
+    }
+}
+
+macro_rules! entities {
+    ($($record:ident => $module:ident),+ $(,)?) => {
+        $(impl Entity for model::$record {
+            const DECL: &'static EntityDecl = &$module::ENTITY;
+        })+
+    };
+}
+
+entities!(
+    User => user,
+    EmailGuard => email_guard,
+    Listing => listing,
+    Order => order,
+    OrderItem => order_item,
+    Review => review,
+    Brand => brand,
+    Category => category,
+    Product => product,
+    Favorite => favorite,
+    FavoriteMarker => favorite_marker,
+    OrderMessage => order_message,
+    RatingMarker => rating_marker,
+    IdempotencyRecord => idempotency,
+);

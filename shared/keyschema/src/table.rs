@@ -1,0 +1,127 @@
+//! The table: attribute names, the table and its indexes, and the entity
+//! types its items hold.
+
+use std::fmt;
+
+/// Partition key attribute of the table.
+pub const PK: &str = "pk";
+/// Sort key attribute of the table.
+pub const SK: &str = "sk";
+/// Attribute naming the entity an item holds; every item has it.
+pub const ENTITY_TYPE: &str = "entityType";
+/// Time-to-live attribute (epoch seconds) for items that expire.
+pub const TTL: &str = "expiresAt";
+/// The table's stream view (the stream processor needs both images).
+pub const STREAM_VIEW: &str = "NEW_AND_OLD_IMAGES";
+
+/// The table and its global secondary indexes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Index {
+    /// The base table (`pk`, `sk`).
+    Table,
+    /// `GSI1` (`gsi1pk`, `gsi1sk`).
+    Gsi1,
+    /// `GSI2` (`gsi2pk`, `gsi2sk`).
+    Gsi2,
+    /// `GSI3` (`gsi3pk`, `gsi3sk`).
+    Gsi3,
+}
+
+impl Index {
+    /// The table followed by every GSI.
+    pub const ALL: [Index; 4] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3];
+    /// The global secondary indexes.
+    pub const GSIS: [Index; 3] = [Index::Gsi1, Index::Gsi2, Index::Gsi3];
+
+    /// The index name for a `Query`; `None` for the base table.
+    pub const fn name(self) -> Option<&'static str> {
+        match self {
+            Index::Table => None,
+            Index::Gsi1 => Some("GSI1"),
+            Index::Gsi2 => Some("GSI2"),
+            Index::Gsi3 => Some("GSI3"),
+        }
+    }
+
+    /// Partition key attribute.
+    pub const fn pk(self) -> &'static str {
+        match self {
+            Index::Table => PK,
+            Index::Gsi1 => "gsi1pk",
+            Index::Gsi2 => "gsi2pk",
+            Index::Gsi3 => "gsi3pk",
+        }
+    }
+
+    /// Sort key attribute.
+    pub const fn sk(self) -> &'static str {
+        match self {
+            Index::Table => SK,
+            Index::Gsi1 => "gsi1sk",
+            Index::Gsi2 => "gsi2sk",
+            Index::Gsi3 => "gsi3sk",
+        }
+    }
+
+    /// Every key attribute of the table (all strings).
+    pub fn all_key_attributes() -> impl Iterator<Item = &'static str> {
+        Index::ALL.into_iter().flat_map(|i| [i.pk(), i.sk()])
+    }
+}
+
+impl fmt::Display for Index {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name().unwrap_or("table"))
+    }
+}
+
+/// Defines [`EntityType`]: the value of [`ENTITY_TYPE`] on each kind of item.
+macro_rules! entity_types {
+    ($($(#[$doc:meta])* $name:ident),+ $(,)?) => {
+        /// The value of [`ENTITY_TYPE`] on each kind of item.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EntityType { $($(#[$doc])* $name),+ }
+
+        impl EntityType {
+            /// Every entity type.
+            pub const ALL: &'static [EntityType] = &[$(EntityType::$name),+];
+            /// The stored name.
+            pub const fn as_str(self) -> &'static str {
+                match self { $(EntityType::$name => stringify!($name)),+ }
+            }
+        }
+    };
+}
+
+entity_types!(
+    /// A marketplace user (buyer, seller or both).
+    User,
+    /// Claims an email for one user; a GSI cannot enforce uniqueness.
+    EmailGuard,
+    /// A one-off item for sale by a user.
+    Listing,
+    /// An order of a listing or of catalog products.
+    Order,
+    /// One line of an order.
+    OrderItem,
+    /// A review of one party of a delivered order by the other.
+    Review,
+    /// A catalog brand.
+    Brand,
+    /// A category (catalog products and listings).
+    Category,
+    /// A catalog product with a stock level.
+    Product,
+    /// A listing a user marked as a favorite.
+    Favorite,
+    /// Records whether a user's favorite of a listing is counted in its
+    /// `favoriteCount`.
+    FavoriteMarker,
+    /// A message between the buyer and the seller of an order.
+    OrderMessage,
+    /// Records whether one review's rating is counted in its user's
+    /// aggregates: what makes the stream processor exactly once.
+    RatingMarker,
+    /// Remembers an `Idempotency-Key` and the request it came with (expires by TTL).
+    Idempotency,
+);

@@ -1,0 +1,5 @@
+//! Property and unit tests of the key design.
+
+mod changes;
+mod keys;
+mod queries;

@@ -1,0 +1,9 @@
+//! Documents generated from the key design, kept in `docs/`:
+//! [`key_schema`] (`docs/key-schema.md`: the indexes, every entity's keys
+//! as declared, every access pattern) and [`workbench`]
+//! (`docs/nosql-workbench.json`: the NoSQL Workbench data model). A test of
+//! each regenerates it and fails when the committed file differs
+//! (`UPDATE_DOCS=1` rewrites it).
+
+pub mod key_schema;
+pub mod workbench;
