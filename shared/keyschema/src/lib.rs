@@ -26,8 +26,6 @@ pub mod value;
 pub mod write;
 
 #[cfg(test)]
-mod legacy;
-#[cfg(test)]
 mod records;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
-//! Keys derived from the declarations: the same bytes as the key functions
-//! they replaced, each matching its template and no other entity's, each
-//! composite a field of its entity.
+//! Keys derived from the declarations: each matching its template and no
+//! other entity's, parsing back into its ids, each composite a field of its
+//! entity.
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -10,22 +10,8 @@ use crate::records::{any_record, Record};
 use crate::table::{EntityType, Index};
 use crate::template;
 
-fn attributes(keys: &crate::key::ItemKeys) -> Vec<(&'static str, String)> {
-    keys.attributes().map(|(a, v)| (a, v.to_owned())).collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
-
-    /// Migration safety: every entity's keys, derived from its declaration,
-    /// are byte for byte the keys the old functions built, both what a write
-    /// puts and what the item carries once the stream processor caught up.
-    #[test]
-    fn declarations_give_the_old_keys_byte_for_byte(r in any_record()) {
-        let decl = entities::of(r.entity).expect("declared");
-        prop_assert_eq!(attributes(&decl.written_keys(&r.attrs).unwrap()), r.legacy_written.clone(), "written keys of {:?}", r.entity);
-        prop_assert_eq!(attributes(&decl.item_keys(&r.attrs).unwrap()), r.legacy_all.clone(), "all keys of {:?}", r.entity);
-    }
 
     /// Every key matches its own template, no other entity's template on
     /// that index, and parses back into the ids it was made of.
