@@ -368,7 +368,7 @@ fn assert_newest_first_once(items: &[serde_json::Value], expected: &[&Order]) {
 async fn sharded_pages_cover_every_order_once_newest_first() {
     for shards in [3u16, 10] {
         let t = TestTable::new().await;
-        let seeded = seed_orders(&t, shards, 250).await;
+        let seeded = seed_orders(&t, shards, 120).await;
         let pending: Vec<&Order> = seeded.iter().filter(|o| o.status == OrderStatus::Pending).collect();
         assert_newest_first_once(&collect_all(&t, shards, Some("pending"), 37).await, &pending);
         let all: Vec<&Order> = seeded.iter().collect();

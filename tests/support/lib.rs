@@ -23,7 +23,9 @@ pub fn endpoint() -> &'static str {
     &DYNAMO.get_or_init(|| DynamoDbLocal::start().expect("DynamoDB Local starts")).endpoint
 }
 
-/// A fresh table with the handlers' dependencies over it.
+/// A fresh table with the handlers' dependencies over it, deleted when the
+/// test is done with it (so one DynamoDB Local serving every test stays as
+/// small and quick as a fresh one).
 pub struct TestTable {
     /// What handlers get.
     pub deps: Deps,
@@ -79,6 +81,22 @@ impl TestTable {
     /// The operations sent since the last call.
     pub fn requests(&self) -> Vec<String> {
         self.log.take()
+    }
+}
+
+impl Drop for TestTable {
+    fn drop(&mut self) {
+        // On a thread of its own with a client of its own: the test's
+        // runtime (and its client's connections) may be the one dropping us.
+        let table = self.deps.store.table().to_owned();
+        let done = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            runtime.block_on(async {
+                let client = local_stack::connect(endpoint(), None).await;
+                client.delete_table().table_name(table).send().await.ok()
+            })
+        });
+        let _ = done.join();
     }
 }
 

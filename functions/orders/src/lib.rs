@@ -3,7 +3,9 @@
 //! or admin), their lifecycle, and the admin's views over the write-sharded
 //! status index (marketplace AP7-9, e-commerce AP1-5, AP7-8).
 
-mod ops;
+mod by_status;
+pub mod hint;
+pub mod page_planner;
 mod place;
 
 use api::validate::Text;
@@ -52,7 +54,7 @@ impl App {
 api::routes! {
     app: App;
     "POST /orders" => place::place_order,
-    "GET /orders" => ops::orders_by_status,
+    "GET /orders" => by_status::orders_by_status,
     "GET /orders/{orderId}" => get_order,
     "PATCH /orders/{orderId}" => change_status,
     "GET /orders/{orderId}/items" => order_items,

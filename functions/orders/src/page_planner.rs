@@ -1,0 +1,228 @@
+//! One page of a view over several partitions of a ULID-sorted index (the
+//! write-sharded status index: `STATUS#<status>#<shard>`), newest first,
+//! exact and full, in at most two rounds of queries, planned here without
+//! any I/O: the caller answers each round's [`Ask`]s (`Asker`: DynamoDB in
+//! the handler, partitions in memory in the tests).
+//!
+//! **Round 1** asks each live partition for its newest few items (see
+//! [`crate::hint`]; together a little more than `limit`). A partition that
+//! answers with no more to give is exhausted. If the round read more than
+//! `limit` items, the `limit`-th newest of them, `L`, bounds the page from
+//! below: `limit` items at least as new as `L` exist, so no item older
+//! than `L` is on the page.
+//!
+//! **Round 2** asks each partition `p` that is not exhausted and whose
+//! oldest item read, `o_p`, is newer than `L` (it may hide items of the
+//! page between `L` and `o_p`; the others cannot) for its items strictly
+//! between `L` and `o_p`, at most `limit - a_p` of them, where `a_p` is the
+//! number of first-round items at least as new as `o_p`: an item of `p`
+//! below `limit - a_p` more of its own has `limit` newer items and cannot
+//! be on the page. When the first round read `limit` items or fewer (some
+//! partitions ran out, as on the last pages, or a hint fell short), there
+//! is no `L`; every partition not exhausted is asked for everything below
+//! `o_p`, one item more than it could place on the page, so that the last
+//! page knows it is the last. Nothing here depends on how many items the
+//! first round asked of each partition, so a hint can only make a page
+//! cheaper or dearer, never wrong.
+//!
+//! **Exactness.** For each partition, keep a bound `u_p` such that every
+//! item of `p` not read is older than `u_p`: the oldest item read while its
+//! last query had more to give, `L` once its second query ran out (items
+//! not read are then at or below `L`, and `L` belongs to another
+//! partition), nothing once it is exhausted. With `G` the newest of the
+//! `u_p`, every item at least as new as `G` has been read, so the newest
+//! `limit` of those read ones that are at least as new as `G` are the
+//! newest `limit` of the range: the page is exact whatever the queries
+//! answered. It is also full: a partition asked in round 2 either ran out
+//! (`u_p = L`, and `L` is at or below the page's oldest, as `limit` items
+//! at least as new as `L` were read) or read its `limit - a_p` items (the
+//! `limit` items at least as new as its new `u_p` were all read, so `u_p`
+//! is at or below the page's oldest), and one not asked has `u_p = o_p` at
+//! or below `L`. Hence `G` is at or below the page's oldest item. A
+//! partition is exhausted for the next page only when it ran out over the
+//! whole range and every item it gave is on the page.
+
+use ulid::Ulid;
+
+use crate::hint::{first_round_shares, hinted_shares, Hint, Known, HINT_PARTITIONS};
+
+/// An item of the view: sorted by its ULID, newest first.
+pub trait Keyed {
+    /// Its ULID.
+    fn ulid(&self) -> Ulid;
+}
+
+/// One query of a page: a partition's items with ULIDs in `low..=high`,
+/// newest first, at most `limit` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ask {
+    /// Which of the live partitions.
+    pub part: usize,
+    /// Lowest ULID wanted.
+    pub low: Ulid,
+    /// Highest ULID wanted.
+    pub high: Ulid,
+    /// Most items wanted.
+    pub limit: usize,
+}
+
+/// What a query answered.
+#[derive(Debug)]
+pub struct Answer<T> {
+    /// The items, newest first.
+    pub items: Vec<T>,
+    /// Whether the query may have more to give (DynamoDB's
+    /// `LastEvaluatedKey`, which it also gives when it stopped exactly at
+    /// the limit): `false` proves the range has nothing more.
+    pub more: bool,
+}
+
+/// Answers a round of asks (each ask's answer, in any order).
+pub trait Asker<T> {
+    /// What a failed query is.
+    type Error;
+    /// Sends the asks.
+    fn ask(&self, asks: Vec<Ask>) -> impl std::future::Future<Output = Result<Vec<(Ask, Answer<T>)>, Self::Error>>;
+}
+
+/// Where the next page of a walk starts: every item newer than `before`
+/// has been returned, so each partition resumes below it; `done` marks the
+/// partitions with nothing left; `hint` is what the page learned for the
+/// next one's first round (over at most [`HINT_PARTITIONS`] live ones).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Position {
+    /// The oldest item returned so far.
+    pub before: Ulid,
+    /// Exhausted partitions.
+    pub done: Vec<bool>,
+    /// What the page learned.
+    pub hint: Option<Hint>,
+}
+
+/// What a partition gave so far on this page.
+struct Seen<T> {
+    items: Vec<T>,
+    /// Every item of the partition in the page's range that was not read is
+    /// older than this one; `None`: none is left unread.
+    unread_below: Option<Ulid>,
+}
+
+/// The next page of a walk over `partitions` partitions of the range
+/// `low..=high`: `limit` items (fewer on the last page), newest first, and
+/// where the walk goes on (`None`: it ended). `at` is where the previous
+/// page left it (`None` on the first page); a hint for another number of
+/// live partitions is ignored.
+pub async fn page<T: Keyed, A: Asker<T>>(
+    partitions: usize,
+    low: Ulid,
+    high: Ulid,
+    limit: usize,
+    at: Option<&Position>,
+    asker: &A,
+) -> Result<(Vec<T>, Option<Position>), A::Error> {
+    let (high, mut done) = match at {
+        None => (high, vec![false; partitions]),
+        // Strictly older than the oldest item returned.
+        Some(p) => match p.before.0.checked_sub(1) {
+            Some(below) => (Ulid(below).min(high), p.done.clone()),
+            None => return Ok((Vec::new(), None)),
+        },
+    };
+    let live: Vec<usize> = (0..partitions).filter(|i| !done.get(*i).copied().unwrap_or(true)).collect();
+    let hint = at.and_then(|p| p.hint.as_ref()).filter(|h| h.parts.len() == live.len());
+    let rotate = usize::try_from(high.0 % 1_000_003).unwrap_or(0);
+    let shares = match hint {
+        Some(hint) => hinted_shares(limit, hint),
+        None => first_round_shares(limit, live.len(), rotate),
+    };
+    let mut seen: Vec<Seen<T>> = live.iter().map(|_| Seen { items: Vec::new(), unread_below: None }).collect();
+
+    // Round 1: each live partition's newest few items.
+    let asks = shares.into_iter().enumerate().map(|(part, limit)| Ask { part, low, high, limit }).collect();
+    for (ask, answer) in asker.ask(asks).await? {
+        let s = &mut seen[ask.part];
+        s.items = answer.items;
+        // A query that stops with more to give has read at least one item
+        // (DynamoDB ends a page early only for a filter or its 1 MB size).
+        s.unread_below = if answer.more { s.items.last().map(Keyed::ulid) } else { None };
+    }
+
+    // Round 2: the partitions that may hide items of the page.
+    let mut first: Vec<Ulid> = seen.iter().flat_map(|s| s.items.iter().map(Keyed::ulid)).collect();
+    first.sort_unstable_by(|a, b| b.cmp(a));
+    let floor = (first.len() > limit).then(|| first[limit - 1]);
+    let mut asks = Vec::new();
+    for (part, s) in seen.iter_mut().enumerate() {
+        let Some(oldest) = s.unread_below else { continue };
+        if floor.is_some_and(|l| oldest <= l) {
+            continue;
+        }
+        let newer = first.partition_point(|id| *id >= oldest);
+        let ask_low = floor.map_or(Some(low), |l| l.0.checked_add(1).map(Ulid));
+        let ask_high = oldest.0.checked_sub(1).map(Ulid);
+        match (ask_low, ask_high) {
+            (Some(ask_low), Some(ask_high)) if ask_low <= ask_high => {
+                let limit = limit - newer + usize::from(floor.is_none());
+                asks.push(Ask { part, low: ask_low, high: ask_high, limit });
+            }
+            // Nothing can lie strictly between the bounds.
+            _ => s.unread_below = floor,
+        }
+    }
+    if !asks.is_empty() {
+        for (ask, answer) in asker.ask(asks).await? {
+            let s = &mut seen[ask.part];
+            s.items.extend(answer.items);
+            s.unread_below = if answer.more { s.items.last().map(Keyed::ulid) } else { floor };
+        }
+    }
+
+    // The newest `limit` of the items at least as new as every bound.
+    let bound = seen.iter().filter_map(|s| s.unread_below).max();
+    let given: Vec<usize> = seen.iter().map(|s| s.items.len()).collect();
+    let mut merged: Vec<(usize, T)> = Vec::new();
+    for (part, s) in seen.iter_mut().enumerate() {
+        merged.extend(std::mem::take(&mut s.items).into_iter().map(|o| (part, o)));
+    }
+    merged.retain(|(_, o)| bound.is_none_or(|b| o.ulid() >= b));
+    merged.sort_unstable_by_key(|(_, o)| std::cmp::Reverse(o.ulid()));
+    merged.truncate(limit);
+    let mut taken = vec![0usize; seen.len()];
+    for (part, _) in &merged {
+        taken[*part] += 1;
+    }
+    for (j, i) in live.iter().enumerate() {
+        done[*i] = seen[j].unread_below.is_none() && given[j] == taken[j];
+    }
+    let items: Vec<T> = merged.into_iter().map(|(_, o)| o).collect();
+    let next = match (items.first(), items.last()) {
+        (Some(newest), Some(oldest)) if done.iter().any(|d| !d) => {
+            // Every item a partition gave but the page did not take is older
+            // than the page's oldest, and every item of it above its bound was read.
+            let oldest_ms = oldest.ulid().timestamp_ms();
+            let parts: Vec<Known> = (0..seen.len())
+                .filter(|j| !done[live[*j]])
+                .map(|j| Known {
+                    read: given[j].saturating_sub(taken[j]),
+                    unknown_below_ms: seen[j].unread_below.map(|u| oldest_ms.saturating_sub(u.timestamp_ms())),
+                })
+                .collect();
+            // The items returned span from the previous page's oldest (or, on
+            // the first page, from the newest returned, one item fewer).
+            let (returned, since) = match at {
+                Some(p) => (items.len(), p.before.timestamp_ms()),
+                None => (items.len() - 1, newest.ulid().timestamp_ms()),
+            };
+            let span = since.saturating_sub(oldest_ms);
+            let rate = Hint::next_rate(hint.map(|h| h.rate), returned, span, live.len());
+            let hint = rate.filter(|_| parts.len() <= HINT_PARTITIONS).map(|rate| Hint { rate, parts });
+            Some(Position { before: oldest.ulid(), done, hint })
+        }
+        _ => None,
+    };
+    Ok((items, next))
+}
+
+#[cfg(test)]
+#[path = "page_planner_tests.rs"]
+mod tests;
