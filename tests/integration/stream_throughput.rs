@@ -26,7 +26,7 @@ use integration_tests::faults::Fault;
 use integration_tests::{listings, process_stream, req, stream_records, users, As, TestTable};
 use keyschema::table::Index;
 use serde_json::json;
-use store::{RequestLog, Store};
+use store::{Store, Usage};
 use stream_processor::{Outcome, Work, ITEMS_AT_ONCE};
 use ulid::Ulid;
 
@@ -398,7 +398,7 @@ async fn run(snapshot: &[Item], records: &[EventRecord], way: Way, via: Option<&
     let (store, log) = match via {
         None => (t.deps.store.clone(), t.log.clone()),
         Some(endpoint) => {
-            let log = RequestLog::default();
+            let log = Usage::default();
             let client = local_stack::connect(endpoint, Some(log.clone())).await;
             (Store::new(client, t.deps.store.table()), log)
         }
@@ -415,7 +415,7 @@ async fn run(snapshot: &[Item], records: &[EventRecord], way: Way, via: Option<&
     };
     let elapsed = started.elapsed();
     assert!(failed.is_empty(), "{way:?}: {failed:?}");
-    let sent = log.take();
+    let sent = log.take_names();
     let sent_writes = sent.iter().filter(|op| *op == "UpdateItem" || *op == "TransactWriteItems").count();
     assert_eq!(writes, sent_writes, "{way:?}: the writes reported are the writes sent");
     let after = scan(&t).await;

@@ -12,10 +12,9 @@ use api::aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpRes
 use api::aws_lambda_events::encodings::Body;
 use api::lambda_runtime::{Context, LambdaEvent};
 use api::Deps;
-use aws_sdk_dynamodb::config::Intercept;
 use local_stack::dynamodb_local::DynamoDbLocal;
 use serde_json::{json, Value};
-use store::RequestLog;
+use store::Usage;
 
 /// The shared emulator, started on first use.
 pub fn endpoint() -> &'static str {
@@ -30,28 +29,31 @@ pub struct TestTable {
     /// What handlers get.
     pub deps: Deps,
     /// Every request the client sent.
-    pub log: RequestLog,
+    pub log: Usage,
 }
 
 impl TestTable {
     /// Creates a uniquely named table.
     pub async fn new() -> Self {
-        let log = RequestLog::default();
+        let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::new());
         let deps = local_stack::deps(endpoint(), &name, Some(log.clone())).await.expect("table created");
         log.take();
         TestTable { deps, log }
     }
 
-    /// A fresh, empty table whose client carries `extra` after the request
-    /// log (a fault injector, a read recorder).
-    pub(crate) async fn with_interceptor(extra: impl Intercept + 'static) -> Self {
-        let log = RequestLog::default();
+    /// A fresh, empty table whose client also reports every request to
+    /// `usages` (beside the request log) and carries `extra` (a fault
+    /// injector) if given.
+    pub(crate) async fn with_client(usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
+        let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::new());
-        let config = store::client::config(&store::Endpoint::Url(endpoint().to_owned()))
-            .await
-            .interceptor(log.clone())
-            .interceptor(extra);
+        let mut all = vec![log.clone()];
+        all.extend(usages);
+        let mut config = store::client::config_reporting_to(&store::Endpoint::Url(endpoint().to_owned()), all).await;
+        if let Some(extra) = extra {
+            config = config.interceptor(extra);
+        }
         let client = aws_sdk_dynamodb::Client::from_conf(config.build());
         store::table::create_table(&client, &name).await.expect("table created");
         let cursors = api::CursorKey::new(local_stack::DEV_CURSOR_SECRET);
@@ -64,7 +66,7 @@ impl TestTable {
     /// [`faults::Faults`] (and logs requests like any other).
     pub async fn with_faults() -> (Self, faults::Faults) {
         let faults = faults::Faults::default();
-        let t = Self::with_interceptor(faults.clone()).await;
+        let t = Self::with_client(Vec::new(), Some(faults.clone())).await;
         local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
         t.log.take();
         (t, faults)
@@ -80,7 +82,7 @@ impl TestTable {
 
     /// The operations sent since the last call.
     pub fn requests(&self) -> Vec<String> {
-        self.log.take()
+        self.log.take_names()
     }
 }
 

@@ -141,6 +141,12 @@ fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
 /// an interceptor in tests) before `build()`. Every request it sends is
 /// recorded in the current task's [`crate::Usage`].
 pub async fn config(endpoint: &Endpoint) -> Builder {
+    config_reporting_to(endpoint, Vec::new()).await
+}
+
+/// [`config`] whose client also records every request into `usages`.
+pub async fn config_reporting_to(endpoint: &Endpoint, usages: Vec<crate::Usage>) -> Builder {
+    let observer = crate::usage::Observer::reporting_to(usages);
     let http = http_client(endpoint);
     if let Endpoint::Url(url) = endpoint.clone().filter_plain_http() {
         // DynamoDB Local: no credential chain, no region lookup.
@@ -153,7 +159,7 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
             .http_client(http)
             .timeout_config(timeouts())
             .retry_config(retries())
-            .interceptor(crate::usage::Recorder);
+            .interceptor(observer);
     }
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http)
@@ -175,7 +181,7 @@ pub async fn config(endpoint: &Endpoint) -> Builder {
     if let Endpoint::Url(url) = endpoint {
         loader = loader.endpoint_url(url);
     }
-    Builder::from(&loader.load().await).interceptor(crate::usage::Recorder)
+    Builder::from(&loader.load().await).interceptor(observer)
 }
 
 #[cfg(test)]

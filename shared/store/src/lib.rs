@@ -1,7 +1,8 @@
 //! The DynamoDB store layer shared by every function: the client (built once
-//! per process), a [`Store`] handle with the generic operations every access
-//! pattern uses (get, conditional put, one-page query), item conversion,
-//! error classification and a request log for tests.
+//! per process, with one observer: [`usage`]), a [`Store`] handle with the
+//! generic operations every access pattern uses (get, conditional put,
+//! one-page query), item conversion, error classification and the time
+//! budget ([`budget`]).
 //!
 //! Writes are `keyschema::write` changes rendered by [`tx`]: one conditional
 //! `UpdateItem` ([`Store::update`]) or a [`tx::Transaction`] of named actions.
@@ -10,7 +11,6 @@ pub mod budget;
 pub mod client;
 mod error;
 pub mod item;
-mod request_log;
 pub mod table;
 pub mod tx;
 pub mod usage;
@@ -28,9 +28,8 @@ pub use aws_sdk_dynamodb;
 pub use client::Endpoint;
 pub use error::{Cancellation, StoreError};
 pub use item::Item;
-pub use request_log::{operation_name, RequestLog};
 pub use tx::Transaction;
-pub use usage::Usage;
+pub use usage::{operation_name, Observer, Usage};
 
 /// Every request asks DynamoDB for the capacity it consumed (see [`usage`]).
 pub(crate) const TOTAL: aws_sdk_dynamodb::types::ReturnConsumedCapacity =

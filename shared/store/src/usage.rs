@@ -2,9 +2,12 @@
 //! operation, with the capacity DynamoDB reports consumed.
 //!
 //! Every request the store sends asks for `ReturnConsumedCapacity: TOTAL`;
-//! the [`Recorder`] interceptor (installed on every client by
-//! [`crate::client::config`]) reads the answer and adds one [`Op`] to the
-//! [`Usage`] of the current task, if the task runs inside [`Usage::scope`].
+//! the one [`Observer`] interceptor (installed on every client by
+//! [`crate::client::config`]) refuses an operation the time budget cannot
+//! hold ([`crate::budget`]), reads each answer and adds one [`Op`] to the
+//! [`Usage`] of the current task, if the task runs inside [`Usage::scope`],
+//! and to the usages the client was built to report to (tests count a
+//! pattern's requests and a page's queries with them).
 //! A function scopes each invocation, so its request line and metrics carry
 //! exactly that invocation's requests (concurrent requests in the local
 //! stack each have their own). Scopes nest: a request is recorded in every
@@ -15,14 +18,20 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeSerializationInterceptorContextMut, BeforeSerializationInterceptorContextRef, FinalizerInterceptorContextRef,
+};
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::operation::{
-    batch_get_item::BatchGetItemOutput, get_item::GetItemOutput, put_item::PutItemOutput, query::QueryOutput,
-    transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
+    batch_get_item::BatchGetItemOutput, get_item::GetItemOutput, put_item::PutItemOutput, query::QueryInput,
+    query::QueryOutput, transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
 };
-use aws_sdk_dynamodb::types::ConsumedCapacity;
+use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
 
 tokio::task_local! {
     /// The usages the current task records into, innermost last.
@@ -30,7 +39,7 @@ tokio::task_local! {
 }
 
 /// One request attempt sent to DynamoDB.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Op {
     /// The operation, such as `Query` or `TransactWriteItems`.
@@ -44,6 +53,28 @@ pub struct Op {
     /// Whether the attempt failed (throttled, condition failed, timed out...).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+    /// For a `Query`: what it asked.
+    #[serde(skip)]
+    pub query: Option<Asked>,
+    /// When its operation was sent and this attempt answered, on one
+    /// counter for the process: an operation sent after another was
+    /// answered may depend on it.
+    #[serde(skip)]
+    pub sent: u64,
+    /// See `sent`.
+    #[serde(skip)]
+    pub answered: u64,
+}
+
+/// What a `Query` asked: the bounds of a `BETWEEN` key condition and its limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// The `:low` bound, if any.
+    pub low: Option<String>,
+    /// The `:high` bound, if any.
+    pub high: Option<String>,
+    /// The `Limit`.
+    pub limit: Option<i32>,
 }
 
 /// The requests of one unit of work (an invocation). Cheap to clone: clones
@@ -89,6 +120,11 @@ impl Usage {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The operation names recorded so far, clearing the record.
+    pub fn take_names(&self) -> Vec<String> {
+        self.take().into_iter().map(|op| op.op).collect()
+    }
+
     /// Requests, capacity and items so far.
     pub fn totals(&self) -> Totals {
         totals(&self.ops())
@@ -109,9 +145,47 @@ pub fn totals(ops: &[Op]) -> Totals {
     })
 }
 
-/// The interceptor that records each attempt into the current [`Usage`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Recorder;
+/// The name of the operation an interceptor sees (`Query`, `GetItem`, ...),
+/// or `?` where the SDK gave none.
+pub fn operation_name(cfg: &ConfigBag) -> String {
+    cfg.load::<Metadata>().map_or_else(|| "?".to_owned(), |m| m.name().to_owned())
+}
+
+/// The one interceptor of every client: the time budget, and each attempt
+/// recorded into the current task's [`Usage`] and into `also`.
+#[derive(Clone, Debug, Default)]
+pub struct Observer {
+    also: Vec<Usage>,
+}
+
+impl Observer {
+    /// An observer that also records every attempt of its client into
+    /// `usages` (whatever task sent it).
+    pub fn reporting_to(usages: Vec<Usage>) -> Self {
+        Observer { also: usages }
+    }
+}
+
+/// One counter for the process: the order operations are sent and answered in.
+static CLOCK: AtomicU64 = AtomicU64::new(0);
+
+/// What the observer keeps of an operation until its answers.
+#[derive(Clone, Debug)]
+struct Sent {
+    at: u64,
+    query: Option<Asked>,
+}
+
+impl Storable for Sent {
+    type Storer = StoreReplace<Self>;
+}
+
+fn bound(input: &QueryInput, name: &str) -> Option<String> {
+    match input.expression_attribute_values.as_ref()?.get(name)? {
+        AttributeValue::S(s) => Some(s.clone()),
+        _ => None,
+    }
+}
 
 /// Reads and writes split out of one `ConsumedCapacity`: DynamoDB gives
 /// `ReadCapacityUnits`/`WriteCapacityUnits` on some answers and only
@@ -158,19 +232,34 @@ fn measure(output: &aws_smithy_runtime_api::client::interceptors::context::Outpu
     }
 }
 
-impl Intercept for Recorder {
+impl Intercept for Observer {
     fn name(&self) -> &'static str {
-        "UsageRecorder"
+        "Observer"
     }
 
     /// Refuses to start an operation the time budget cannot hold (see
     /// [`crate::budget`]).
     fn read_before_execution(
         &self,
-        _ctx: &aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef<'_>,
+        _ctx: &BeforeSerializationInterceptorContextRef<'_>,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         crate::budget::check().map_err(BoxError::from)
+    }
+
+    fn modify_before_serialization(
+        &self,
+        ctx: &mut BeforeSerializationInterceptorContextMut<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let query = ctx.input_mut().downcast_mut::<QueryInput>().map(|input| Asked {
+            low: bound(input, ":low"),
+            high: bound(input, ":high"),
+            limit: input.limit,
+        });
+        cfg.interceptor_state().store_put(Sent { at: CLOCK.fetch_add(1, Ordering::SeqCst), query });
+        Ok(())
     }
 
     fn read_after_attempt(
@@ -179,14 +268,26 @@ impl Intercept for Recorder {
         _rc: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let Ok(chain) = CURRENT.try_with(Arc::clone) else { return Ok(()) };
-        let op = crate::request_log::operation_name(cfg);
+        let chain = CURRENT.try_with(Arc::clone).ok();
+        if chain.is_none() && self.also.is_empty() {
+            return Ok(());
+        }
         let (((rcu, wcu), items), failed) = match ctx.output_or_error() {
             Some(Ok(output)) => (measure(output), false),
             _ => (((0.0, 0.0), 0), true),
         };
-        let op = Op { op, rcu, wcu, items, failed };
-        for usage in chain.iter() {
+        let sent = cfg.load::<Sent>().cloned();
+        let op = Op {
+            op: operation_name(cfg),
+            rcu,
+            wcu,
+            items,
+            failed,
+            query: sent.as_ref().and_then(|s| s.query.clone()),
+            sent: sent.map_or(0, |s| s.at),
+            answered: CLOCK.fetch_add(1, Ordering::SeqCst),
+        };
+        for usage in chain.iter().flat_map(|c| c.iter()).chain(&self.also) {
             usage.push(op.clone());
         }
         Ok(())
@@ -203,7 +304,8 @@ mod tests {
         assert!(Usage::current().is_none());
         outer
             .scope(async {
-                Usage::current().unwrap().push(Op { op: "A".into(), rcu: 1.0, wcu: 0.0, items: 1, failed: false });
+                let op = Op { op: "A".into(), rcu: 1.0, wcu: 0.0, items: 1, ..Op::default() };
+                Usage::current().unwrap().push(op);
                 inner.scope(async { assert_eq!(CURRENT.with(|c| c.len()), 2) }).await;
             })
             .await;

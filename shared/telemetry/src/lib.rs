@@ -299,7 +299,8 @@ mod tests {
 
     #[test]
     fn ops_summary_names_each_request() {
-        let op = |name: &str, rcu, wcu, items, failed| Op { op: name.to_owned(), rcu, wcu, items, failed };
+        let op =
+            |name: &str, rcu, wcu, items, failed| Op { op: name.to_owned(), rcu, wcu, items, failed, ..Op::default() };
         let m = Measured {
             ops: vec![
                 op("Query", 0.5, 0.0, 3, false),
@@ -372,7 +373,7 @@ mod tests {
         let writer = buffer.clone();
         let subscriber = json_lines(move || writer.clone()).finish();
         let m = Measured {
-            ops: vec![Op { op: "GetItem".into(), rcu: 0.5, wcu: 0.0, items: 1, failed: false }],
+            ops: vec![Op { op: "GetItem".into(), rcu: 0.5, wcu: 0.0, items: 1, ..Op::default() }],
             totals: Totals { requests: 1, rcu: 0.5, wcu: 0.0, items: 1 },
             elapsed: Duration::from_micros(1500),
         };

@@ -18,24 +18,21 @@ pub mod template;
 
 use api::{CursorKey, Deps};
 use store::aws_sdk_dynamodb::Client;
-use store::{Endpoint, RequestLog, Store};
+use store::{Endpoint, Store, Usage};
 
 /// Table name when `TABLE_NAME` is not set.
 pub const DEFAULT_TABLE: &str = "marketplace";
 /// Cursor secret when `CURSOR_SECRET` is not set (local use only).
 pub const DEV_CURSOR_SECRET: &str = "local-dev-cursor-secret-not-for-production";
 
-/// A client for `endpoint`, recording requests into `log` if given.
-pub async fn connect(endpoint: &str, log: Option<RequestLog>) -> Client {
-    let mut config = store::client::config(&Endpoint::Url(endpoint.to_owned())).await;
-    if let Some(log) = log {
-        config = config.interceptor(log);
-    }
-    Client::from_conf(config.build())
+/// A client for `endpoint`, also recording every request into `log` if given.
+pub async fn connect(endpoint: &str, log: Option<Usage>) -> Client {
+    let endpoint = Endpoint::Url(endpoint.to_owned());
+    Client::from_conf(store::client::config_reporting_to(&endpoint, log.into_iter().collect()).await.build())
 }
 
 /// Handler dependencies over `endpoint`, with the table created.
-pub async fn deps(endpoint: &str, table: &str, log: Option<RequestLog>) -> Result<Deps, String> {
+pub async fn deps(endpoint: &str, table: &str, log: Option<Usage>) -> Result<Deps, String> {
     let client = connect(endpoint, log).await;
     store::table::create_table(&client, table).await.map_err(|e| format!("creating table {table}: {e}"))?;
     let secret = std::env::var(api::CursorKey::SECRET_VAR_NAME).unwrap_or_else(|_| DEV_CURSOR_SECRET.to_owned());
