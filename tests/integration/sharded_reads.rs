@@ -10,34 +10,29 @@ use domain::ids::{OrderId, UserId};
 use domain::model::{Money, Order, OrderLine, OrderStatus};
 use integration_tests::reads::{PageCost, Reads};
 use integration_tests::{orders, req, As, TestTable};
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 use ulid::Ulid;
 
 /// 2026-01-01T00:00:00Z.
 const T0: u64 = 1_767_225_600_000;
 
-/// A small deterministic generator (SplitMix64): the cases are the same on
-/// every run, and a failing case names its seed.
-struct Rng(u64);
+/// A deterministic generator: the cases are the same on every run, and a
+/// failing case names its seed.
+fn rng(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
-        from[self.below(from.len() as u64) as usize]
-    }
-    /// 80 random bits, for a ULID.
-    fn random80(&mut self) -> u128 {
-        ((u128::from(self.next()) << 64) | u128::from(self.next())) & ((1u128 << 80) - 1)
-    }
+/// One of `from`, at random.
+fn pick<T: Copy>(rng: &mut TestRng, from: &[T]) -> T {
+    from[rng.random_range(0..from.len())]
+}
+
+/// 80 random bits, for a ULID.
+fn random80(rng: &mut TestRng) -> u128 {
+    rng.random::<u128>() & ((1u128 << 80) - 1)
 }
 
 /// An order as the handlers write it (the read path is under test).
@@ -59,8 +54,8 @@ fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
 }
 
 /// An order id at `ms` whose shard (of `shards`) is `shard`.
-fn id_in_shard(rng: &mut Rng, ms: u64, shards: u16, shard: u16) -> OrderId {
-    let random = rng.random80();
+fn id_in_shard(rng: &mut TestRng, ms: u64, shards: u16, shard: u16) -> OrderId {
+    let random = random80(rng);
     let random = random - random % u128::from(shards) + u128::from(shard);
     let random = if random >= 1u128 << 80 { random - u128::from(shards) } else { random };
     let id = OrderId::from_ulid(Ulid::from_parts(ms, random));
@@ -191,39 +186,39 @@ async fn random_walks_are_exact() {
     // The planner's exactness is proven on 3,000 walks in memory (orders'
     // page_planner tests); these walk the real reader end to end.
     for seed in [1u64, 4, 6, 11] {
-        let mut rng = Rng(seed);
-        let shards = rng.pick(&[1u16, 2, 3, 7, 10, 30]);
-        let n = rng.below(301) as usize;
+        let mut rng = rng(seed);
+        let shards = pick(&mut rng, &[1u16, 2, 3, 7, 10, 30]);
+        let n = rng.random_range(0..301) as usize;
         // How orders fall on shards: uniform, mostly one, only some, or one.
-        let spread = rng.below(4);
-        let some: Vec<u16> = (0..shards).filter(|_| rng.below(3) == 0).collect();
+        let spread = rng.random_range(0..4);
+        let some: Vec<u16> = (0..shards).filter(|_| rng.random_range(0..3) == 0).collect();
         let statuses: Vec<OrderStatus> =
-            if rng.below(3) == 0 { vec![OrderStatus::Pending] } else { OrderStatus::ALL.to_vec() };
+            if rng.random_range(0..3) == 0 { vec![OrderStatus::Pending] } else { OrderStatus::ALL.to_vec() };
         let mut all = Vec::with_capacity(n);
         let mut ms = T0;
         for _ in 0..n {
             // Up to an hour apart, and a quarter in the same millisecond as the last.
-            if rng.below(4) != 0 {
-                ms += 1 + rng.below(3_600_000);
+            if rng.random_range(0..4) != 0 {
+                ms += 1 + rng.random_range(0..3_600_000);
             }
             let shard = match spread {
-                0 => rng.below(u64::from(shards)) as u16,
-                1 if rng.below(10) < 7 => 0,
-                1 => rng.below(u64::from(shards)) as u16,
-                2 if !some.is_empty() => rng.pick(&some),
+                0 => rng.random_range(0..u64::from(shards)) as u16,
+                1 if rng.random_range(0..10) < 7 => 0,
+                1 => rng.random_range(0..u64::from(shards)) as u16,
+                2 if !some.is_empty() => pick(&mut rng, &some),
                 _ => shards - 1,
             };
-            let status = if rng.below(2) == 0 { statuses[0] } else { rng.pick(&statuses) };
+            let status = if rng.random_range(0..2) == 0 { statuses[0] } else { pick(&mut rng, &statuses) };
             all.push(order(id_in_shard(&mut rng, ms, shards, shard), status, shards));
         }
         let (t, reads) = TestTable::with_reads().await;
         put_orders(&t, &all).await;
         for walk_no in 0..3 {
-            let status = if rng.below(3) == 0 { None } else { Some(rng.pick(&statuses)) };
+            let status = if rng.random_range(0..3) == 0 { None } else { Some(pick(&mut rng, &statuses)) };
             let partitions = u64::from(shards) * if status.is_some() { 1 } else { 5 };
             let end = ms + 1;
-            let time = |rng: &mut Rng| T0 + rng.below(end - T0 + 1);
-            let (from, to) = match rng.below(4) {
+            let time = |rng: &mut TestRng| T0 + rng.random_range(0..end - T0 + 1);
+            let (from, to) = match rng.random_range(0..4) {
                 0 => (None, None),
                 1 => (Some(time(&mut rng)), None),
                 2 => (None, Some(time(&mut rng))),
@@ -233,8 +228,8 @@ async fn random_walks_are_exact() {
                 }
             };
             // Small limits too, but not so many pages that the walk is slow.
-            let most = if rng.below(2) == 0 { 10 } else { 100 };
-            let mut limit = 1 + rng.below(most);
+            let most = if rng.random_range(0..2) == 0 { 10 } else { 100 };
+            let mut limit = 1 + rng.random_range(0..most);
             while (n as u64 / limit + 1) * partitions > 1_500 {
                 limit += 1 + limit / 2;
             }
@@ -259,10 +254,10 @@ enum Arrivals {
 
 impl Arrivals {
     /// `n` order times from `T0` on.
-    fn times(self, rng: &mut Rng, n: usize) -> Vec<u64> {
+    fn times(self, rng: &mut TestRng, n: usize) -> Vec<u64> {
         const HOUR: f64 = 3_600_000.0;
-        let exp = |rng: &mut Rng, mean: f64| {
-            let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let exp = |rng: &mut TestRng, mean: f64| {
+            let u = (rng.random::<u64>() >> 11) as f64 / (1u64 << 53) as f64;
             -(1.0 - u).ln() * mean
         };
         let mut t = T0 as f64;
@@ -286,13 +281,13 @@ impl Arrivals {
 
 /// Seeds `n` orders arriving as `arrivals` says at uniformly random shards,
 /// with statuses from `statuses`.
-fn seeded(rng: &mut Rng, arrivals: Arrivals, n: usize, shards: u16, statuses: &[OrderStatus]) -> Vec<Order> {
+fn seeded(rng: &mut TestRng, arrivals: Arrivals, n: usize, shards: u16, statuses: &[OrderStatus]) -> Vec<Order> {
     arrivals
         .times(rng, n)
         .into_iter()
         .map(|ms| {
-            let id = OrderId::from_ulid(Ulid::from_parts(ms, rng.random80()));
-            order(id, rng.pick(statuses), shards)
+            let id = OrderId::from_ulid(Ulid::from_parts(ms, random80(rng)));
+            order(id, pick(rng, statuses), shards)
         })
         .collect()
 }
@@ -345,7 +340,7 @@ async fn measure(
     limits: &[u16],
     statuses: &[bool],
 ) -> (String, Vec<(bool, u16, Costs)>) {
-    let mut rng = Rng(u64::from(shards));
+    let mut rng = rng(u64::from(shards));
     let (mut rows, mut costs) = (String::new(), Vec::new());
     for &one in statuses {
         let all = if one {
@@ -390,7 +385,7 @@ async fn measure(
 #[tokio::test]
 async fn the_reader_reads_what_the_planner_plans() {
     let shards = 10u16;
-    let mut rng = Rng(3);
+    let mut rng = rng(3);
     let all = seeded(&mut rng, Arrivals::Poisson, 300, shards, &[OrderStatus::Pending]);
     let (t, reads) = TestTable::with_reads().await;
     put_orders(&t, &all).await;
@@ -482,11 +477,11 @@ async fn what_a_page_costs() {
 async fn a_stale_hint_costs_reads_not_orders() {
     use base64::Engine as _;
     let shards = 10;
-    let mut rng = Rng(7);
+    let mut rng = rng(7);
     let times = Arrivals::Poisson.times(&mut rng, 220);
     let mut all: Vec<Order> = times
         .iter()
-        .map(|ms| order(OrderId::from_ulid(Ulid::from_parts(*ms, rng.random80())), OrderStatus::Pending, shards))
+        .map(|ms| order(OrderId::from_ulid(Ulid::from_parts(*ms, random80(&mut rng))), OrderStatus::Pending, shards))
         .collect();
     // 20 orders kept back: they join the status later, below the cursor.
     let mut joiners: Vec<Order> = all.split_off(200);

@@ -32,14 +32,6 @@ pub struct App {
     pub shards: u16,
 }
 
-/// Orders reads its table and cursors like every other function: `app.store`.
-impl std::ops::Deref for App {
-    type Target = Deps;
-    fn deref(&self) -> &Deps {
-        &self.deps
-    }
-}
-
 impl App {
     /// From the environment (`ORDER_SHARD_COUNT`, default 10).
     pub async fn from_env() -> Result<Self, String> {
@@ -130,7 +122,7 @@ where
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let page = req.page(&[])?;
-    let (items, next_cursor) = app.page::<T>(&query(&id)?, &page).await?;
+    let (items, next_cursor) = app.deps.page::<T>(&query(&id)?, &page).await?;
     match items.first() {
         Some(first) => {
             let (buyer, seller) = first.parties();
@@ -153,7 +145,7 @@ async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
     let item: ProductId =
         req.path("itemId").map_err(|_| ApiError::bad_request("invalid itemId: must be a 26-character ULID"))?;
     let key = keys::order_item(&id, &item.to_string())?;
-    let found = app.store.get::<OrderItem>(&key).await?;
+    let found = app.deps.store.get::<OrderItem>(&key).await?;
     let found = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` has no item `{item}`")))?;
     require_party(&caller, &found.buyer_id, found.seller_id.as_ref())?;
     Response::ok(&found)
@@ -165,7 +157,7 @@ async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let buyer: UserId = req.path("buyerId")?;
     caller.require_self_or_admin(&buyer)?;
-    app.list::<Order>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
+    app.deps.list::<Order>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
 }
 
 /// Marketplace AP9: a seller's sales, newest first (the seller or an
@@ -174,7 +166,7 @@ async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
     caller.require_self_or_admin(&seller)?;
-    app.list::<Order>(&access::seller_orders(&seller)?, &req.page(&[])?).await
+    app.deps.list::<Order>(&access::seller_orders(&seller)?, &req.page(&[])?).await
 }
 
 /// Body of `POST /orders/{orderId}/messages`.
@@ -210,7 +202,7 @@ async fn post_message(app: &App, req: Request) -> Result<Response, ApiError> {
         seller_id: seller,
         created_at: rfc3339(now_ms()),
     };
-    app.store.put_new(&message).await?;
+    app.deps.store.put_new(&message).await?;
     Response::created(&message)
 }
 
@@ -251,7 +243,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
     }
     let now = rfc3339(now_ms());
-    let mut tx = app.store.transaction();
+    let mut tx = app.deps.store.transaction();
     tx.update("order", &write::order::move_status(&id, order.shard, order.status, next, &now)?)?;
     if next == OrderStatus::Cancelled {
         undo(&mut tx, &order, &now)?;

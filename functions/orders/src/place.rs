@@ -96,7 +96,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
     let request = serde_json::to_vec(&body).map_err(ApiError::internal)?;
     let key = Idempotency::required(&req, &caller.user_id, "orders", &request)?;
     for attempt in 0..ATTEMPTS {
-        if let Some(first) = key.seen(&app.store).await? {
+        if let Some(first) = key.seen(&app.deps.store).await? {
             return replay(app, &first).await;
         }
         let attempt_key = key.with_order(OrderId::generate());
@@ -110,7 +110,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             // The listing sold or the stock gone: perhaps by the request
             // this one retries, which then holds the key.
             Err(Attempt::Failed(e)) if e.status == 409 => {
-                return match key.seen(&app.store).await? {
+                return match key.seen(&app.deps.store).await? {
                     Some(first) => replay(app, &first).await,
                     None => Err(e),
                 };
@@ -145,7 +145,7 @@ fn validate(body: &NewOrder) -> Result<(), ApiError> {
 async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiError> {
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
-    let order = app.store.get_consistent::<Order>(&keys::order(&order_id)?).await?;
+    let order = app.deps.store.get_consistent::<Order>(&keys::order(&order_id)?).await?;
     Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
 }
 
@@ -209,7 +209,7 @@ const STOCK: &str = "stock ";
 /// The placement transaction, with the order's id as its token: the record,
 /// the order and its items, each put only if absent.
 fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -> Result<Transaction, StoreError> {
-    let mut tx = app.store.transaction().with_token(order.order_id.to_string());
+    let mut tx = app.deps.store.transaction().with_token(order.order_id.to_string());
     key.put_in(&mut tx)?;
     tx.put_new("order", order)?;
     for item in items {
@@ -222,7 +222,7 @@ fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -
 /// `sold` GSI1 prefix, out of the browse index) only if still active at the
 /// price read.
 async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempotency) -> Result<Order, Attempt> {
-    let read = app.store.batch_get_items(&[keys::listing(id)?, keys::user(buyer)?], false).await?;
+    let read = app.deps.store.batch_get_items(&[keys::listing(id)?, keys::user(buyer)?], false).await?;
     require_signed_up(&read)?;
     let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
@@ -260,7 +260,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
 async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idempotency) -> Result<Order, Attempt> {
     let mut wanted = lines.iter().map(|l| keys::product(&l.product_id)).collect::<Result<Vec<_>, _>>()?;
     wanted.push(keys::user(buyer)?);
-    let read = app.store.batch_get_items(&wanted, false).await?;
+    let read = app.deps.store.batch_get_items(&wanted, false).await?;
     require_signed_up(&read)?;
     let products = of_entity::<Product>(read, EntityType::Product)?;
     let mut total = Money::default();
