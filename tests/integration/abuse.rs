@@ -97,14 +97,7 @@ async fn removed_listings_are_not_public() {
         let r = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", &id).by(who.clone())).await;
         assert_eq!((r.status, r.error_code()), (404, "not_found"), "{who:?}: {:?}", r.body);
     }
-    let own = listings(
-        &t.deps,
-        req("GET /sellers/{sellerId}/listings")
-            .path("sellerId", "alice")
-            .query("status", "removed")
-            .by(As::User("alice")),
-    )
-    .await;
+    let own = integration_tests::seller_listings(&t.deps, "alice", "removed").await;
     assert_eq!(own.item_field("listingId"), [id], "the seller still sees it");
     let sold = local_stack::demo::LISTING_IDS[2];
     let r = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", sold)).await;

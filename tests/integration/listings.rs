@@ -99,14 +99,7 @@ async fn updates_are_the_sellers_and_move_the_status_prefix() {
     assert_eq!((r.status, r.body["status"].as_str()), (200, Some("removed")), "{:?}", r.body);
     assert_eq!(r.body["price"], 30);
     assert_eq!(t.requests(), ["UpdateItem"]);
-    let active = listings(
-        &t.deps,
-        req("GET /sellers/{sellerId}/listings")
-            .path("sellerId", "alice")
-            .query("status", "active")
-            .by(As::User("alice")),
-    )
-    .await;
+    let active = integration_tests::seller_listings(&t.deps, "alice", "active").await;
     assert_eq!(active.item_field("listingId"), [L2]);
     let removed = listings(
         &t.deps,

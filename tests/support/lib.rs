@@ -307,6 +307,12 @@ pub async fn reviews(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(reviews::handler(deps, lambda_event(r.event())).await.expect("infallible"))
 }
 
+/// `GET /sellers/{seller}/listings?status=` by the seller.
+pub async fn seller_listings(deps: &Deps, seller: &'static str, status: &str) -> Reply {
+    let r = req("GET /sellers/{sellerId}/listings").path("sellerId", seller).query("status", status);
+    listings(deps, r.by(As::User(seller))).await
+}
+
 /// Every record in the test table's stream so far, as Lambda would deliver them.
 pub async fn stream_records(t: &TestTable) -> Vec<aws_lambda_events::dynamodb::EventRecord> {
     let table = t.deps.store.client().describe_table().table_name(t.deps.store.table()).send().await.unwrap();

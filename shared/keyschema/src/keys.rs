@@ -12,72 +12,45 @@ fn v(part: impl std::fmt::Display) -> Value {
     Value::S(part.to_string())
 }
 
-/// A user.
-pub fn user(id: &UserId) -> Result<Key, SchemaError> {
-    entities::user::ENTITY.key(&[("userId", v(id))])
+/// Typed primary key functions: `name(arg: Type => "field", ...) of module`.
+macro_rules! primary_keys {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty => $field:literal),+) of $module:ident;)+) => {
+        $(
+            $(#[$doc])*
+            pub fn $name($($arg: $ty),+) -> Result<Key, SchemaError> {
+                entities::$module::ENTITY.key(&[$(($field, v($arg))),+])
+            }
+        )+
+    };
 }
 
-/// The guard of an email.
-pub fn email_guard(email: &Email) -> Result<Key, SchemaError> {
-    entities::email_guard::ENTITY.key(&[("email", v(email))])
-}
-
-/// A listing.
-pub fn listing(id: &ListingId) -> Result<Key, SchemaError> {
-    entities::listing::ENTITY.key(&[("listingId", v(id))])
-}
-
-/// An order.
-pub fn order(id: &OrderId) -> Result<Key, SchemaError> {
-    entities::order::ENTITY.key(&[("orderId", v(id))])
-}
-
-/// One item of an order (`item`: the product or listing id).
-pub fn order_item(order: &OrderId, item: &str) -> Result<Key, SchemaError> {
-    entities::order_item::ENTITY.key(&[("orderId", v(order)), ("itemId", v(item))])
-}
-
-/// A message of an order.
-pub fn order_message(order: &OrderId, id: &MessageId) -> Result<Key, SchemaError> {
-    entities::order_message::ENTITY.key(&[("orderId", v(order)), ("messageId", v(id))])
-}
-
-/// A review, in the reviewed user's partition.
-pub fn review(reviewed: &UserId, id: &ReviewId) -> Result<Key, SchemaError> {
-    entities::review::ENTITY.key(&[("reviewedUserId", v(reviewed)), ("reviewId", v(id))])
-}
-
-/// The marker of a review's rating.
-pub fn rating_marker(reviewed: &UserId, review: &ReviewId) -> Result<Key, SchemaError> {
-    entities::rating_marker::ENTITY.key(&[("reviewedUserId", v(reviewed)), ("reviewId", v(review))])
-}
-
-/// A brand.
-pub fn brand(id: &BrandId) -> Result<Key, SchemaError> {
-    entities::brand::ENTITY.key(&[("brandId", v(id))])
-}
-
-/// A category.
-pub fn category(id: &CategoryId) -> Result<Key, SchemaError> {
-    entities::category::ENTITY.key(&[("categoryId", v(id))])
-}
-
-/// A product.
-pub fn product(id: &ProductId) -> Result<Key, SchemaError> {
-    entities::product::ENTITY.key(&[("productId", v(id))])
-}
-
-/// A user's favorite of a listing.
-pub fn favorite(user: &UserId, listing: &ListingId) -> Result<Key, SchemaError> {
-    entities::favorite::ENTITY.key(&[("userId", v(user)), ("listingId", v(listing))])
-}
-
-/// The marker of a user's favorite of a listing.
-pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<Key, SchemaError> {
-    entities::favorite_marker::ENTITY.key(&[("userId", v(user)), ("listingId", v(listing))])
-}
-
-/// A caller's idempotency record on a route.
-pub fn idempotency(caller: &UserId, route: &str, key: &str) -> Result<Key, SchemaError> {
-    entities::idempotency::ENTITY.key(&[("callerId", v(caller)), ("route", v(route)), ("key", v(key))])
+primary_keys! {
+    /// A user.
+    user(id: &UserId => "userId") of user;
+    /// The guard of an email.
+    email_guard(email: &Email => "email") of email_guard;
+    /// A listing.
+    listing(id: &ListingId => "listingId") of listing;
+    /// An order.
+    order(id: &OrderId => "orderId") of order;
+    /// One item of an order (`item`: the product or listing id).
+    order_item(order: &OrderId => "orderId", item: &str => "itemId") of order_item;
+    /// A message of an order.
+    order_message(order: &OrderId => "orderId", id: &MessageId => "messageId") of order_message;
+    /// A review, in the reviewed user's partition.
+    review(reviewed: &UserId => "reviewedUserId", id: &ReviewId => "reviewId") of review;
+    /// The marker of a review's rating.
+    rating_marker(reviewed: &UserId => "reviewedUserId", review: &ReviewId => "reviewId") of rating_marker;
+    /// A brand.
+    brand(id: &BrandId => "brandId") of brand;
+    /// A category.
+    category(id: &CategoryId => "categoryId") of category;
+    /// A product.
+    product(id: &ProductId => "productId") of product;
+    /// A user's favorite of a listing.
+    favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite;
+    /// The marker of a user's favorite of a listing.
+    favorite_marker(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite_marker;
+    /// A caller's idempotency record on a route.
+    idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of idempotency;
 }
