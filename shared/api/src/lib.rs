@@ -7,6 +7,8 @@
 //! Lambda handler and the list of route keys (checked against
 //! `template.yaml` and served by the local stack).
 
+mod body;
+mod claims;
 mod cursor;
 mod error;
 pub mod idempotency;
@@ -20,10 +22,12 @@ use serde::Serialize;
 use store::{StartKey, Store};
 
 pub use aws_lambda_events;
+pub use body::MAX_BODY_BYTES;
+pub use claims::{groups, groups_contain, Caller, ADMIN_GROUP, GROUPS_CLAIM, SUB_CLAIM};
 pub use cursor::CursorKey;
 pub use error::ApiError;
 pub use lambda_runtime;
-pub use request::{groups_contain, Caller, PageParams, Request, ADMIN_GROUP, GROUPS_CLAIM, MAX_BODY_BYTES, SUB_CLAIM};
+pub use request::{PageParams, Request};
 pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
 pub use store;
 pub use telemetry;

@@ -11,133 +11,24 @@
 //! no-ops and logs go wherever the process's subscriber sends them.
 
 use std::future::Future;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use lambda_runtime::tracing::subscriber::filter::{EnvFilter, LevelFilter};
-use metrics_cloudwatch_embedded::Collector;
 use store::usage::{Op, Totals, Usage};
 
 pub use lambda_runtime::tracing;
 pub use metrics;
 
-/// Environment variable Lambda sets from the function's `LoggingConfig`
-/// (`ApplicationLogLevel`); `RUST_LOG` is read when it is absent.
-pub const LOG_LEVEL_VAR: &str = "AWS_LAMBDA_LOG_LEVEL";
-/// Environment variable naming the CloudWatch metrics namespace.
-pub const NAMESPACE_VAR: &str = "METRICS_NAMESPACE";
-/// The namespace when [`NAMESPACE_VAR`] is not set.
-pub const DEFAULT_NAMESPACE: &str = "Marketplace";
+mod logs;
+mod metrics_emf;
 
-static METRICS: OnceLock<&'static Collector> = OnceLock::new();
+pub use logs::{filter, init_logs, redacted, request, LOG_LEVEL_VAR, OWN_CRATES};
+pub use metrics_emf::{capacity, flush, handled_errors, DEFAULT_NAMESPACE, NAMESPACE_VAR};
 
 /// Logs and metrics for a Lambda function named `function` (the metrics'
 /// `function` dimension). Call once, first thing in `main`.
 pub fn init(function: &'static str) {
     init_logs();
-    let namespace = std::env::var(NAMESPACE_VAR).unwrap_or_else(|_| DEFAULT_NAMESPACE.to_owned());
-    let collector = metrics_cloudwatch_embedded::Builder::new()
-        .cloudwatch_namespace(namespace)
-        .with_dimension("function", function)
-        .init();
-    match collector {
-        Ok(collector) => {
-            let _ = METRICS.set(collector);
-            describe_metrics();
-        }
-        Err(e) => tracing::error!(error = %e, "metrics disabled"),
-    }
-}
-
-/// JSON log lines on stdout, one object per event with its fields at the
-/// top level; the level from `AWS_LAMBDA_LOG_LEVEL` (the template's
-/// `LogLevel`), INFO by default, applied as [`filter`] says. `RUST_LOG` is
-/// not read: one setting decides what is logged. Does nothing if the
-/// process already has a subscriber.
-pub fn init_logs() {
-    let level = std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l));
-    let _ = json_lines(std::io::stdout).with_env_filter(filter(level)).try_init();
-}
-
-/// The crates of this project: the level applies to them.
-pub const OWN_CRATES: &[&str] = &[
-    "api",
-    "catalog",
-    "keyschema",
-    "listings",
-    "local_stack",
-    "maintenance",
-    "orders",
-    "reviews",
-    "store",
-    "stream_processor",
-    "telemetry",
-    "users",
-];
-
-/// What a level logs: our own crates at `level`; the Lambda runtime at most
-/// at INFO (at DEBUG and TRACE it logs the raw event, with the bearer token
-/// and the body); every other crate (the AWS SDK, which at TRACE logs
-/// requests with their security token and item bodies; hyper, rustls) at
-/// most at WARN. Our crates never log a token, a credential or personal
-/// data at any level.
-pub fn filter(level: LevelFilter) -> EnvFilter {
-    let runtime = level.min(LevelFilter::INFO);
-    let others = level.min(LevelFilter::WARN);
-    let mut directives = vec![others.to_string().to_lowercase(), format!("lambda_runtime={runtime}")];
-    directives.extend(OWN_CRATES.iter().map(|c| format!("{c}={level}")));
-    EnvFilter::builder().with_default_directive(others.into()).parse_lossy(directives.join(",").to_lowercase())
-}
-
-/// The log format: one JSON object per line, the event's fields at the top
-/// level with the current span (the runtime's `requestId` and trace id).
-fn json_lines<W>(
-    writer: W,
-) -> lambda_runtime::tracing::subscriber::fmt::SubscriberBuilder<
-    lambda_runtime::tracing::subscriber::fmt::format::JsonFields,
-    lambda_runtime::tracing::subscriber::fmt::format::Format<lambda_runtime::tracing::subscriber::fmt::format::Json>,
-    LevelFilter,
-    W,
->
-where
-    W: for<'a> lambda_runtime::tracing::subscriber::fmt::MakeWriter<'a> + Send + Sync + 'static,
-{
-    lambda_runtime::tracing::subscriber::fmt()
-        .json()
-        .flatten_event(true)
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_target(false)
-        .with_writer(writer)
-}
-
-/// Lambda's level names (`TRACE` .. `FATAL`) as a filter; `FATAL` is
-/// `ERROR` (tracing has no higher level), anything unknown `INFO`.
-fn level_filter(name: &str) -> LevelFilter {
-    if name.eq_ignore_ascii_case("fatal") {
-        return LevelFilter::ERROR;
-    }
-    name.parse().unwrap_or(LevelFilter::INFO)
-}
-
-fn describe_metrics() {
-    use metrics::Unit;
-    metrics::describe_histogram!("Latency", Unit::Milliseconds, "handler time");
-    metrics::describe_counter!("Requests", Unit::Count, "invocations by route");
-    metrics::describe_counter!("Errors", Unit::Count, "5xx answers");
-    metrics::describe_counter!(
-        "HandledErrors",
-        Unit::Count,
-        "errors handled: 5xx answers, stream records failed or skipped"
-    );
-    metrics::describe_counter!("ClientErrors", Unit::Count, "4xx answers");
-    metrics::describe_histogram!("DynamoDBRequests", Unit::Count, "request attempts per invocation");
-    metrics::describe_histogram!("ReadCapacity", Unit::Count, "read capacity units per invocation");
-    metrics::describe_histogram!("WriteCapacity", Unit::Count, "write capacity units per invocation");
-    metrics::describe_histogram!("Records", Unit::Count, "stream records per batch");
-    metrics::describe_histogram!("Writes", Unit::Count, "writes per stream batch");
-    metrics::describe_counter!("Failures", Unit::Count, "stream records reported for retry");
-    metrics::describe_counter!("Malformed", Unit::Count, "stream records skipped");
+    metrics_emf::init(function);
 }
 
 /// What one invocation cost: its DynamoDB requests and its time.
@@ -194,108 +85,11 @@ pub async fn measure<F: Future>(work: F) -> (F::Output, Measured) {
     (output, Measured { ops, totals, elapsed })
 }
 
-/// An error's text without the values it quotes: serde's and DynamoDB's
-/// messages quote the offending value (`invalid type: string "..."`), which
-/// may be a review's text or an email, and errors are logged. Everything
-/// between double quotes or backticks becomes `…`.
-pub fn redacted(error: &dyn std::fmt::Display) -> String {
-    let mut out = String::new();
-    let mut quote: Option<char> = None;
-    for c in error.to_string().chars() {
-        match quote {
-            Some(q) if c == q => {
-                out.push('…');
-                out.push(c);
-                quote = None;
-            }
-            Some(_) => {}
-            None => {
-                out.push(c);
-                if c == '"' || c == '`' {
-                    quote = Some(c);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The API request line and the route's metrics. Nothing personal: the
-/// route is the template (`GET /users/{userId}`), never the path, a client
-/// error logs its code, not its message, and a server error's cause is
-/// [`redacted`].
-pub fn request(request_id: &str, route: &str, status: u16, m: &Measured, error: Option<(&str, &str)>) {
-    let t = &m.totals;
-    let ops = m.ops_summary();
-    // One field list for the three shapes of the line.
-    macro_rules! line {
-        ($level:ident, $message:literal $(, $name:ident = $value:expr)*) => {
-            tracing::$level!(
-                requestId = request_id,
-                route,
-                status,
-                latencyMs = m.latency_ms(),
-                requests = t.requests,
-                rcu = t.rcu,
-                wcu = t.wcu,
-                items = t.items,
-                ops
-                $(, $name = $value)*,
-                $message
-            )
-        };
-    }
-    match error {
-        Some((code, cause)) if status >= 500 => {
-            line!(error, "request failed", code = code, error = redacted(&cause).as_str())
-        }
-        Some((code, _)) => line!(info, "request", code = code),
-        None => line!(info, "request"),
-    }
-    let route = route.to_owned();
-    metrics::counter!("Requests", "route" => route.clone()).increment(1);
-    handled_errors(u64::from(status >= 500));
-    if status >= 500 {
-        metrics::counter!("Errors", "route" => route.clone()).increment(1);
-    } else if status >= 400 {
-        metrics::counter!("ClientErrors", "route" => route.clone()).increment(1);
-    }
-    metrics::histogram!("Latency", "route" => route.clone()).record(m.latency_ms());
-    capacity(m, Some(route));
-}
-
-/// Records errors a function handled (a 5xx answer, stream records
-/// reported for retry or skipped), under the `function` dimension alone, for
-/// the function's error alarm (template.yaml). Recorded on every invocation,
-/// zero included.
-pub fn handled_errors(count: u64) {
-    metrics::counter!("HandledErrors").increment(count);
-}
-
-/// Records an invocation's DynamoDB requests and capacity (labelled by
-/// route for the API, unlabelled for the stream processor).
-pub fn capacity(m: &Measured, route: Option<String>) {
-    let labels: Vec<(&'static str, String)> = route.into_iter().map(|r| ("route", r)).collect();
-    metrics::histogram!("DynamoDBRequests", &labels).record(m.totals.requests as f64);
-    metrics::histogram!("ReadCapacity", &labels).record(m.totals.rcu);
-    metrics::histogram!("WriteCapacity", &labels).record(m.totals.wcu);
-}
-
-/// Writes the metrics recorded since the last flush as EMF documents on
-/// stdout, carrying the request id. A no-op without [`init`].
-pub fn flush(request_id: &str) {
-    if let Some(collector) = METRICS.get() {
-        let out = std::io::stdout();
-        let mut out = out.lock();
-        if let Err(e) = collector.set_property("requestId", request_id.to_owned()).flush(&mut out) {
-            tracing::warn!(error = %e, "metrics not written");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logs::{json_lines, level_filter};
+    use lambda_runtime::tracing::subscriber::filter::LevelFilter;
 
     #[test]
     fn ops_summary_names_each_request() {

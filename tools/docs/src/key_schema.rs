@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use keyschema::access::PATTERNS;
 use keyschema::decl::{EntityDecl, IndexDecl, Keeper};
 use keyschema::entities::ALL;
+use keyschema::patterns::PATTERNS;
 use keyschema::table::{Index, ENTITY_TYPE, STREAM_VIEW, TTL};
 
 /// Where the document is kept, from the workspace root.

@@ -1,5 +1,5 @@
 //! `./dev explore`: a table explorer on the key schema. Runs any access
-//! pattern of `keyschema::access::PATTERNS` by name with its parameters and
+//! pattern of `keyschema::patterns::PATTERNS` by name with its parameters and
 //! prints the items as a single-table view (pk, sk, the index keys they
 //! carry, entity, main fields), one page at a time with the cursor; or
 //! shows the whole table grouped by partition.
@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use keyschema::access::{samples, Pattern, Request, PATTERNS};
+use keyschema::patterns::{samples, Pattern, Request, PATTERNS};
 use keyschema::table::{Index, ENTITY_TYPE};
 use keyschema::{Key, KeyQuery, SortKey};
 use serde_json::Value;

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 
 use crate::access::*;
 use crate::entities;
+use crate::patterns::{Request, PATTERNS};
 use crate::query::KeyQuery;
 use crate::records::any_record;
 use crate::table::EntityType;

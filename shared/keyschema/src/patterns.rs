@@ -1,0 +1,368 @@
+//! Every access pattern as the docs list it: its name in the seeds, what
+//! it answers, its route, and the request it sends, built by the pattern's
+//! own function ([`crate::access`]) from sample ids that the docs show as
+//! placeholders.
+
+use domain::ids::{BrandId, CategoryId, Email, OrderId, UserId};
+use domain::values::{ListingStatus, Money, OrderStatus};
+
+use crate::access::*;
+use crate::decl::SchemaError;
+use crate::key::Key;
+use crate::keys;
+use crate::query::KeyQuery;
+use crate::table::{EntityType, Index};
+
+/// One request of an access pattern, as the docs show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// `GetItem` (or a single-item write) on a primary key.
+    Get(Key),
+    /// `Query`.
+    Query(KeyQuery),
+}
+
+impl Request {
+    /// The index it reads.
+    pub fn index(&self) -> Index {
+        match self {
+            Request::Get(_) => Index::Table,
+            Request::Query(q) => q.index,
+        }
+    }
+
+    /// The key condition, such as
+    /// `gsi1pk = BRAND#acme, begins_with(gsi1sk, CATEGORY#), descending`.
+    pub fn condition(&self) -> String {
+        match self {
+            Request::Get(k) => format!("{} = {}, {} = {}", Index::Table.pk(), k.pk, Index::Table.sk(), k.sk),
+            Request::Query(q) => q.condition(),
+        }
+    }
+}
+
+/// Sample ids the documented patterns are built with; the docs show each as
+/// its `<placeholder>`.
+pub mod samples {
+    use super::*;
+    use ulid::Ulid;
+
+    /// `(sample text, placeholder)`, longest first so none shadows another.
+    pub const PLACEHOLDERS: &[(&str, &str)] = &[
+        ("sample-category", "<categoryId>"),
+        ("sample-seller", "<sellerId>"),
+        ("sample-author", "<authorId>"),
+        ("sample-buyer", "<buyerId>"),
+        ("sample-brand", "<brandId>"),
+        ("sample-user", "<userId>"),
+        ("sample@email.example", "<email>"),
+        ("0000000000000000000000000H", "<high>"),
+        ("0000000000000000000000000A", "<low>"),
+        ("0000000000000000000000000E", "<itemId>"),
+        ("0000000000000000000000000P", "<productId>"),
+        ("0000000000000000000000000K", "<listingId>"),
+        ("0000000000000000000000000R", "<orderId>"),
+        ("0000001200", "<minCents>"),
+        ("0000003400", "<maxCents>"),
+        ("STATUS#pending#7", "STATUS#<status>#<shard>"),
+        ("LISTING#active#", "LISTING#<status>#"),
+    ];
+
+    fn parse<T: std::str::FromStr>(s: &str) -> T
+    where
+        T::Err: std::fmt::Debug,
+    {
+        // The samples are constants that parse: checked by the docs test.
+        s.parse().unwrap_or_else(|e| panic!("sample `{s}`: {e:?}"))
+    }
+
+    /// A brand.
+    pub fn brand() -> BrandId {
+        parse("sample-brand")
+    }
+    /// A category.
+    pub fn category() -> CategoryId {
+        parse("sample-category")
+    }
+    /// A user in the role named by `who` (`user`, `seller`, `buyer`, `author`).
+    pub fn user(who: &str) -> UserId {
+        parse(&format!("sample-{who}"))
+    }
+    /// An email.
+    pub fn email() -> Email {
+        parse("sample@email.example")
+    }
+    /// A ULID ending in `tag`: `P` product, `K` listing, `R` order, `E`
+    /// order item, `A`/`H` the low/high bound of a range.
+    pub fn ulid(tag: &str) -> Ulid {
+        parse(&format!("0000000000000000000000000{tag}"))
+    }
+
+    /// `text` with every sample replaced by its placeholder.
+    pub fn placeholders(text: &str) -> String {
+        PLACEHOLDERS.iter().fold(text.to_owned(), |t, (sample, name)| t.replace(sample, name))
+    }
+}
+
+/// One access pattern as documented.
+#[derive(Clone, Copy, Debug)]
+pub struct Pattern {
+    /// Which design and number, for example `catalog AP6`.
+    pub id: &'static str,
+    /// What it answers.
+    pub what: &'static str,
+    /// `GetItem`, `Query` or `Query xN` (fan-out).
+    pub operation: &'static str,
+    /// The entity it returns.
+    pub entity: EntityType,
+    /// The request, built with [`samples`] by the pattern's own function.
+    pub request: fn() -> Result<Request, SchemaError>,
+    /// The HTTP route serving it.
+    pub route: &'static str,
+}
+
+impl Pattern {
+    /// The index it reads.
+    pub fn index(&self) -> Result<Index, SchemaError> {
+        Ok((self.request)()?.index())
+    }
+
+    /// The key condition with placeholders, rendered from the request.
+    pub fn condition(&self) -> Result<String, SchemaError> {
+        Ok(samples::placeholders(&(self.request)()?.condition()))
+    }
+}
+
+const fn p(
+    id: &'static str,
+    what: &'static str,
+    operation: &'static str,
+    entity: EntityType,
+    request: fn() -> Result<Request, SchemaError>,
+    route: &'static str,
+) -> Pattern {
+    Pattern { id, what, operation, entity, request, route }
+}
+
+use samples::{brand as sb, category as sc, email as se, ulid as su, user as suser};
+use Request::{Get, Query};
+
+/// Every access pattern, for the generated docs.
+pub const PATTERNS: &[Pattern] = &[
+    p("catalog AP1", "all brands", "Query", EntityType::Brand, || Ok(Query(brands()?)), "GET /brands"),
+    p("catalog AP2", "all categories", "Query", EntityType::Category, || Ok(Query(categories()?)), "GET /categories"),
+    p(
+        "catalog AP3",
+        "product by id",
+        "GetItem",
+        EntityType::Product,
+        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        "GET /products/{productId}",
+    ),
+    p(
+        "catalog AP4-5",
+        "change stock (never below zero)",
+        "TransactWriteItems (token) + GetItem",
+        EntityType::Product,
+        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        "POST /products/{productId}/stock",
+    ),
+    p(
+        "catalog AP6",
+        "products of a brand",
+        "Query",
+        EntityType::Product,
+        || Ok(Query(products_by_brand(&sb())?)),
+        "GET /brands/{brandId}/products",
+    ),
+    p(
+        "catalog AP7",
+        "products of a brand in a category",
+        "Query",
+        EntityType::Product,
+        || Ok(Query(products_by_brand_and_category(&sb(), &sc())?)),
+        "GET /brands/{brandId}/products?categoryId=",
+    ),
+    p(
+        "catalog AP8",
+        "products of a category",
+        "Query",
+        EntityType::Product,
+        || Ok(Query(products_by_category(&sc())?)),
+        "GET /categories/{categoryId}/products",
+    ),
+    p(
+        "catalog AP9",
+        "products of a category by a brand",
+        "Query",
+        EntityType::Product,
+        || Ok(Query(products_by_category_and_brand(&sc(), &sb())?)),
+        "GET /categories/{categoryId}/products?brandId=",
+    ),
+    p(
+        "marketplace AP1",
+        "user by id",
+        "GetItem",
+        EntityType::User,
+        || Ok(Get(keys::user(&suser("user"))?)),
+        "GET /users/{userId}",
+    ),
+    p(
+        "marketplace AP2",
+        "user by email (admin)",
+        "Query",
+        EntityType::User,
+        || Ok(Query(user_by_email(&se())?)),
+        "GET /users?email=",
+    ),
+    p(
+        "marketplace AP3",
+        "listing by id",
+        "GetItem",
+        EntityType::Listing,
+        || Ok(Get(keys::listing(&domain::ids::ListingId::from_ulid(su("K")))?)),
+        "GET /listings/{listingId}",
+    ),
+    p(
+        "marketplace AP4",
+        "a seller's listings, any status",
+        "Query",
+        EntityType::Listing,
+        || Ok(Query(seller_listings(&suser("seller"), None)?)),
+        "GET /sellers/{sellerId}/listings",
+    ),
+    p(
+        "marketplace AP5",
+        "a seller's active listings",
+        "Query",
+        EntityType::Listing,
+        || Ok(Query(seller_listings(&suser("seller"), Some(ListingStatus::Active))?)),
+        "GET /sellers/{sellerId}/listings?status=active",
+    ),
+    p(
+        "marketplace AP6",
+        "active listings of a category, newest first",
+        "Query",
+        EntityType::Listing,
+        || Ok(Query(category_listings(&sc())?)),
+        "GET /categories/{categoryId}/listings",
+    ),
+    p(
+        "beyond AP1",
+        "a user's favorite listings, newest first",
+        "Query",
+        EntityType::Favorite,
+        || Ok(Query(favorites_of(&suser("user"))?)),
+        "GET /users/me/favorites",
+    ),
+    p(
+        "beyond AP2",
+        "active listings of a category by price, cheapest first",
+        "Query",
+        EntityType::Listing,
+        || Ok(Query(listings_by_price(&sc(), Money::from_cents(1200), Money::from_cents(3400))?)),
+        "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
+    ),
+    p(
+        "marketplace AP7, e-commerce AP1",
+        "order by id",
+        "GetItem",
+        EntityType::Order,
+        || Ok(Get(keys::order(&OrderId::from_ulid(su("R")))?)),
+        "GET /orders/{orderId}",
+    ),
+    p(
+        "marketplace AP8, e-commerce AP2",
+        "a buyer's orders, newest first",
+        "Query",
+        EntityType::Order,
+        || Ok(Query(buyer_orders(&suser("buyer"))?)),
+        "GET /buyers/{buyerId}/orders",
+    ),
+    p(
+        "marketplace AP9",
+        "a seller's sales, newest first",
+        "Query",
+        EntityType::Order,
+        || Ok(Query(seller_orders(&suser("seller"))?)),
+        "GET /sellers/{sellerId}/orders",
+    ),
+    p(
+        "marketplace AP10",
+        "reviews about a user, newest first",
+        "Query",
+        EntityType::Review,
+        || Ok(Query(reviews_about(&suser("user"))?)),
+        "GET /users/{userId}/reviews",
+    ),
+    p(
+        "marketplace AP11",
+        "reviews written by a user, newest first",
+        "Query",
+        EntityType::Review,
+        || Ok(Query(reviews_by(&suser("author"))?)),
+        "GET /users/{userId}/reviews/written",
+    ),
+    p(
+        "beyond AP3",
+        "messages of an order, oldest first",
+        "Query",
+        EntityType::OrderMessage,
+        || Ok(Query(order_messages(&OrderId::from_ulid(su("R")))?)),
+        "GET /orders/{orderId}/messages",
+    ),
+    p(
+        "e-commerce AP3",
+        "orders by status, newest first",
+        "Query x shards",
+        EntityType::Order,
+        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?)),
+        "GET /orders?status=",
+    ),
+    p(
+        "e-commerce AP4",
+        "items of an order",
+        "Query",
+        EntityType::OrderItem,
+        || Ok(Query(order_items(&OrderId::from_ulid(su("R")))?)),
+        "GET /orders/{orderId}/items",
+    ),
+    p(
+        "e-commerce AP5",
+        "one item of an order",
+        "GetItem",
+        EntityType::OrderItem,
+        || Ok(Get(keys::order_item(&OrderId::from_ulid(su("R")), &su("E").to_string())?)),
+        "GET /orders/{orderId}/items/{itemId}",
+    ),
+    p(
+        "e-commerce AP6",
+        "customer profile",
+        "GetItem",
+        EntityType::User,
+        || Ok(Get(keys::user(&suser("user"))?)),
+        "GET /users/{userId}",
+    ),
+    p(
+        "e-commerce AP7",
+        "recent orders, all statuses",
+        "Query x statuses x shards",
+        EntityType::Order,
+        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?)),
+        "GET /orders",
+    ),
+    p(
+        "e-commerce AP8",
+        "orders in a date range",
+        "Query x shards",
+        EntityType::Order,
+        || {
+            Ok(Query(orders_by_status_shard(
+                OrderStatus::Pending,
+                7,
+                Some((OrderId::from_ulid(su("A")), OrderId::from_ulid(su("H")))),
+            )?))
+        },
+        "GET /orders?status=&from=&to=",
+    ),
+];
