@@ -453,7 +453,7 @@ async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
 /// eight minutes against DynamoDB Local: `cargo test -p integration-tests
 /// --test integration what_a_page_costs -- --ignored --nocapture`).
 #[tokio::test]
-#[ignore = "slow: prints the cost table of the README"]
+#[ignore = "slow: prints the cost table of docs/performance.md"]
 async fn what_a_page_costs() {
     let mut table = String::from(HEADER);
     for arrivals in [Arrivals::Hourly, Arrivals::Poisson] {

@@ -1,6 +1,7 @@
 //! Catalog function: brands, categories and products with stock (catalog
 //! access patterns 1-9 of the product-catalog design). Reads are public;
-//! writes are for admins. Each route is one DynamoDB request.
+//! writes are for admins. Each read is one DynamoDB request; each write is
+//! one transaction (a stock change then reads the product back).
 
 use api::idempotency::Idempotency;
 use api::validate::{Description, Name};

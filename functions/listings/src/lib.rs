@@ -1,8 +1,9 @@
 //! Listings function: one-off items users sell (marketplace AP3-6). A
 //! listing's status is the prefix of its GSI1 sort key, so one index serves
 //! "all my listings" and "my active listings" (the public storefront); its
-//! category browse keys (GSI2) are added by the stream processor while it
-//! is active and dropped by the write that takes it out of active.
+//! browse keys (GSI2 by age, GSI3 by price) are added and moved by the
+//! stream processor while it is active and removed by the write that takes
+//! it out of active (see the listing's declaration).
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
@@ -166,7 +167,8 @@ async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP6: a category's active listings, newest first (public).
-/// The sparse GSI2 holds only active listings.
+/// `browse` (GSI2) holds a listing only while it is active (the same
+/// partitions hold the category's products, apart by sort-key prefix).
 /// `Query GSI2 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, LISTING#)`, descending.
 ///
 /// Beyond the seeds, `?sort=price[&minPrice=][&maxPrice=]`: cheapest first,
