@@ -8,6 +8,7 @@
 //! batches to the processor's handler, as the event source mapping would.
 
 pub mod demo;
+pub mod docs_ui;
 pub mod dynamodb_local;
 pub mod explore;
 pub mod functions;

@@ -63,6 +63,8 @@ async fn serve() -> Result<(), String> {
     telemetry::init_logs();
     let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(3000);
     let table = std::env::var(store::TABLE_VAR).unwrap_or_else(|_| local_stack::DEFAULT_TABLE.to_owned());
+    // Swagger UI for /docs, on first use; without it /docs says how to get it.
+    let docs = tokio::task::spawn_blocking(local_stack::docs_ui::install);
     let dynamo = tokio::task::spawn_blocking(DynamoDbLocal::start)
         .await
         .map_err(|e| e.to_string())?
@@ -74,8 +76,14 @@ async fn serve() -> Result<(), String> {
     let poller = local_stack::stream::StreamPoller::new(deps.store.clone(), &dynamo.endpoint).await?;
     tokio::spawn(poller.run(std::time::Duration::from_millis(250)));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("port {port}: {e}"))?;
+    match docs.await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!("Swagger UI for /docs: {e}"),
+        Err(e) => eprintln!("Swagger UI for /docs: {e}"),
+    }
     println!("DynamoDB: {} (table {table}, {loaded} demo items; stream processor polling)", dynamo.endpoint);
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
+    println!("Docs:     http://127.0.0.1:{port}/docs (Authorize with a token below or ./dev token <sub>)");
     println!("Admin token: {}", jwt::mint(&jwt::secret(), "admin", true, 3600 * 12));
     println!("User token:  {}", jwt::mint(&jwt::secret(), "alice", false, 3600 * 12));
     tokio::select! {

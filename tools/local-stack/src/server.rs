@@ -79,6 +79,10 @@ impl Gateway {
 
     async fn route(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
         let (parts, body) = req.into_parts();
+        // The API reference (`/docs`, `/openapi.yaml`): not API routes.
+        if let Some(resp) = crate::docs_ui::answer(&parts.method, parts.uri.path()) {
+            return resp;
+        }
         // The most specific route wins, as in API Gateway: `/users/me`
         // before `/users/{userId}`.
         let Some((route, params)) = self
