@@ -141,11 +141,11 @@ async fn request(t: &TestTable, pattern: &str) -> Req {
         "e-commerce AP5" => {
             req("GET /orders/{orderId}/items/{itemId}").path("orderId", ORDER_ID).path("itemId", LISTING_IDS[2]).by(bob)
         }
-        "e-commerce AP3" => req("GET /orders").by(As::Admin).query("status", "pending"),
+        "e-commerce AP3" => req("GET /orders").by(As::Admin).query("status", "confirmed"),
         "e-commerce AP7" => req("GET /orders").by(As::Admin),
         "e-commerce AP8" => req("GET /orders")
             .by(As::Admin)
-            .query("status", "pending")
+            .query("status", "confirmed")
             .query("from", "2020-01-01")
             .query("to", "2030-01-01"),
         "place order (listing)" => req("POST /orders")

@@ -96,3 +96,21 @@ async fn stream_events_run_against_demo_data() {
         assert!(failed.is_empty(), "{name}: {failed:?}");
     }
 }
+
+/// Maintenance jobs: the expiry sweep and a dry-run reconcile answer their
+/// reports (a reconcile that completed).
+#[tokio::test]
+async fn maintenance_events_run_against_demo_data() {
+    let files = event_files("maintenance");
+    assert!(files.len() >= 2);
+    let config = maintenance::Config { shards: 10, timeout: maintenance::expire::DEFAULT_TIMEOUT };
+    for file in files {
+        let job: maintenance::Job = serde_json::from_str(&std::fs::read_to_string(&file).unwrap())
+            .unwrap_or_else(|e| panic!("{}: not a maintenance job: {e}", file.display()));
+        let t = TestTable::with_demo_data().await;
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let answer = integration_tests::lambda_event_due_in(job, 60_000);
+        let report = maintenance::handler(&t.deps.store, config, answer).await.unwrap();
+        assert!(report.get("examined").is_some() || report["complete"] == true, "{name}: {report}");
+    }
+}

@@ -109,6 +109,7 @@ fn every_function_is_served_by_the_local_stack() {
         "OrdersFunction",
         "ReviewsFunction",
         local_stack::functions::STREAM_FUNCTION,
+        local_stack::functions::MAINTENANCE_FUNCTION,
     ]
     .into();
     let declared: BTreeSet<String> = t.resources_of_type("AWS::Serverless::Function").into_iter().collect();
@@ -116,9 +117,30 @@ fn every_function_is_served_by_the_local_stack() {
 }
 
 /// Least privilege: a function may Query only the indexes its access
-/// patterns use, and never Scan.
+/// patterns use, and never Scan; the maintenance function's reconcile is the
+/// one Scan (of the table, never an index), and its policy says why.
 #[test]
 fn policies_grant_only_used_indexes_and_no_scan() {
+    let t = Template::project().unwrap();
+    let props = t.properties(local_stack::functions::MAINTENANCE_FUNCTION).unwrap();
+    let statements = props["Policies"][0]["Statement"].as_sequence().unwrap();
+    let scans: Vec<&Value> = statements
+        .iter()
+        .filter(|s| serde_norway::to_string(&s["Action"]).unwrap().contains("dynamodb:Scan"))
+        .collect();
+    assert_eq!(scans.len(), 1, "one statement allows Scan");
+    assert_eq!(serde_norway::to_string(&scans[0]["Resource"]).unwrap().trim(), "!GetAtt Table.Arn");
+    let text = std::fs::read_to_string(local_stack::dynamodb_local::workspace_root().join("template.yaml")).unwrap();
+    assert!(text.contains("the one\n            # place this project scans"), "the policy says why it scans");
+    let indexes = serde_norway::to_string(&props["Policies"]).unwrap();
+    for index in Index::GSIS.iter().filter_map(|i| i.name()) {
+        assert_eq!(indexes.contains(&format!("/index/{index}")), index == "GSI3", "maintenance and {index}");
+    }
+}
+
+/// The API functions and the stream processor never Scan.
+#[test]
+fn request_paths_never_scan() {
     let t = Template::project().unwrap();
     let expected: Vec<(&str, BTreeSet<&str>)> = vec![
         ("CatalogFunction", ["GSI1", "GSI2"].into()),

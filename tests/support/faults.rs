@@ -31,6 +31,9 @@ pub enum Fault {
     /// Applied, but the connection is cut while the answer is read (the
     /// body arrives truncated).
     CutAfterApply,
+    /// Not applied: `AccessDeniedException` (400), which the SDK does not
+    /// retry: a function whose role lost a permission in a deploy.
+    AccessDenied,
 }
 
 impl Fault {
@@ -53,6 +56,7 @@ impl Fault {
         match self {
             Fault::Throttled => Some((400, "ThrottlingException")),
             Fault::AnswerLost | Fault::ServerError => Some((500, "InternalServerError")),
+            Fault::AccessDenied => Some((400, "AccessDeniedException")),
             Fault::Unreachable | Fault::TimedOut | Fault::CutAfterApply => None,
         }
     }
@@ -134,7 +138,7 @@ impl Intercept for Faults {
         cfg.interceptor_state().store_put(ThisAttempt(fault));
         let request = ctx.request_mut();
         match fault {
-            Some(Fault::Throttled | Fault::ServerError) => {
+            Some(Fault::Throttled | Fault::ServerError | Fault::AccessDenied) => {
                 // Not applied: DynamoDB gets a harmless read instead.
                 request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
                 request.headers_mut().insert("content-length", "2");

@@ -2,8 +2,10 @@
 //! `DYNAMODB_ENDPOINT`), a fresh table per test, a request log on the
 //! client, and a builder for API Gateway v2 events.
 
+pub mod derived;
 pub mod faults;
 pub mod reads;
+pub mod workload;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -317,7 +319,7 @@ pub async fn seller_listings(deps: &Deps, seller: &'static str, status: &str) ->
 pub async fn stream_records(t: &TestTable) -> Vec<aws_lambda_events::dynamodb::EventRecord> {
     let table = t.deps.store.client().describe_table().table_name(t.deps.store.table()).send().await.unwrap();
     let arn = table.table.unwrap().latest_stream_arn.unwrap();
-    let streams = local_stack::stream::streams_client(endpoint());
+    let streams = maintenance::redrive::streams_client(&store::Endpoint::Url(endpoint().to_owned())).await;
     let shards =
         streams.describe_stream().stream_arn(&arn).send().await.unwrap().stream_description.unwrap().shards.unwrap();
     let mut out = Vec::new();

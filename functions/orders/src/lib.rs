@@ -11,17 +11,16 @@ mod place;
 use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
 use domain::ids::{MessageId, OrderId, ProductId, UserId};
-use domain::model::{ListingStatus, Order, OrderItem, OrderMessage, OrderStatus, Product};
+use domain::model::{Order, OrderItem, OrderMessage, OrderStatus, Product};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
 use keyschema::write;
 use keyschema::{KeyQuery, SchemaError};
 use serde::Deserialize;
-use store::Transaction;
 
 /// Environment variable with the number of GSI3 status shards.
-pub const SHARDS_VAR: &str = "ORDER_SHARD_COUNT";
+pub use domain::shard::ORDER_SHARDS_VAR as SHARDS_VAR;
 
 /// The orders function's dependencies.
 #[derive(Clone, Debug)]
@@ -35,10 +34,7 @@ pub struct App {
 impl App {
     /// From the environment (`ORDER_SHARD_COUNT`, default 10).
     pub async fn from_env() -> Result<Self, String> {
-        let shards = match std::env::var(SHARDS_VAR) {
-            Ok(v) => v.parse().ok().filter(|n| (1..=100).contains(n)).ok_or(format!("{SHARDS_VAR} must be 1-100"))?,
-            Err(_) => domain::shard::DEFAULT_SHARD_COUNT,
-        };
+        let shards = domain::shard::order_shards_from_env()?;
         Ok(App { deps: Deps::from_env().await?, shards })
     }
 }
@@ -244,9 +240,12 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     }
     let now = rfc3339(now_ms());
     let mut tx = app.deps.store.transaction();
-    tx.update("order", &write::order::move_status(&id, order.shard, order.status, next, &now)?)?;
     if next == OrderStatus::Cancelled {
-        undo(&mut tx, &order, &now)?;
+        for (name, change) in write::order::cancel(&order, &now)? {
+            tx.update(name, &change)?;
+        }
+    } else {
+        tx.update(write::order::ORDER, &write::order::move_status(&id, order.shard, order.status, next, &now)?)?;
     }
     match tx.send().await {
         Ok(()) => {
@@ -254,11 +253,12 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
             order.updated_at = now;
             Response::ok(&order)
         }
-        Err(e) if e.failed("order") => {
+        Err(e) if e.failed(write::order::ORDER) => {
             Err(ApiError::conflict(format!("order `{id}` changed concurrently; read it again")))
         }
-        Err(e) if e.failed_actions().any(|a| a.starts_with(RESTOCK)) => {
-            let products: Vec<&str> = e.failed_actions().filter_map(|a| a.strip_prefix(RESTOCK)).collect();
+        Err(e) if e.failed_actions().any(|a| a.starts_with(write::order::RESTOCK)) => {
+            let products: Vec<&str> =
+                e.failed_actions().filter_map(|a| a.strip_prefix(write::order::RESTOCK)).collect();
             Err(ApiError::conflict(format!(
                 "cannot cancel: restoring the stock of product {} would pass its maximum of {}",
                 products.join(", "),
@@ -267,24 +267,4 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// Name prefix of the transaction actions that give a product's units back.
-const RESTOCK: &str = "restock ";
-
-/// Adds the writes that undo an order to `tx`: relist its listing (if still
-/// sold) or give its quantities back to stock (within the maximum).
-fn undo(tx: &mut Transaction, order: &Order, now: &str) -> Result<(), ApiError> {
-    if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
-        tx.update(
-            "relist",
-            &write::listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now)?,
-        )?;
-        return Ok(());
-    }
-    for line in &order.lines {
-        let product: ProductId = line.item_id.parse().map_err(ApiError::internal)?;
-        tx.update(format!("{RESTOCK}{product}"), &write::product::restock(&product, line.qty, now)?)?;
-    }
-    Ok(())
 }

@@ -37,28 +37,33 @@ use ulid::Ulid;
 /// one is the aggregate's update).
 const MARKERS_PER_TRANSACTION: usize = 99;
 /// Attempts per aggregate when another writer moved a marker in between.
-const ATTEMPTS: u32 = 5;
+pub(crate) const ATTEMPTS: u32 = 5;
 /// Action-name prefix of the marker transitions.
-const MARKER: &str = "marker ";
+pub(crate) const MARKER: &str = "marker ";
 /// Action name of the aggregate's update.
-const AGGREGATE: &str = "aggregate";
+pub(crate) const AGGREGATE: &str = "aggregate";
 
-/// An aggregate: the item it lives on and the number attributes it adds to.
+/// An aggregate: the item it lives on, the number attributes it adds to,
+/// and the queries that read all its markers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aggregate {
+    /// What it is, for reports (`user ratings`, `listing favorites`).
+    pub name: &'static str,
     /// The item holding it (a user, a listing).
     pub key: Key,
     /// The attribute summing the weights, if any (`ratingSum`).
     pub sum: Option<&'static str>,
     /// The attribute counting the instances (`reviewCount`, `favoriteCount`).
     pub count: &'static str,
+    /// Every marker of the aggregate is in one of these.
+    pub markers: Vec<keyschema::KeyQuery>,
 }
 
 impl Aggregate {
-    /// The `ADD` of `sum` and `count`, only if the item exists (never
-    /// creates a partial item).
+    /// The `ADD` of `sum` and `count` (and 1 to its version), only if the
+    /// item exists (never creates a partial item).
     fn add(&self, sum: i64, count: i64) -> Change {
-        let change = Change::untimed(self.key.clone()).add(self.count, count);
+        let change = Change::untimed(self.key.clone()).add(self.count, count).add(write::attr::COUNT_VERSION, 1);
         let change = match self.sum {
             Some(attr) => change.add(attr, sum),
             None => change,
@@ -101,7 +106,7 @@ pub struct Marker {
 
 impl Marker {
     /// What it contributes to the aggregate: (sum, count).
-    fn counted(self) -> (i64, i64) {
+    pub fn counted(self) -> (i64, i64) {
         match self.state {
             MarkerState::Counted => (i64::from(self.weight), 1),
             MarkerState::Removed => (0, 0),
@@ -132,19 +137,20 @@ pub fn next(before: Option<Marker>, change: &CountChange) -> Option<Marker> {
     }
 }
 
-/// A marker's move in this batch.
+/// A marker's move: from `before` (as read) to `after`.
 #[derive(Debug)]
-struct Transition {
-    key: Key,
-    item: Item,
-    before: Option<Marker>,
-    after: Marker,
+pub(crate) struct Transition {
+    pub(crate) key: Key,
+    /// The marker item as first written (for a marker that does not exist yet).
+    pub(crate) item: Item,
+    pub(crate) before: Option<Marker>,
+    pub(crate) after: Marker,
 }
 
 /// The markers as stored now (consistent), by key. A marker written before
 /// markers recorded their weight counts with `weight_of` its key (the
 /// weight of the record at hand, as then).
-async fn stored(
+pub(crate) async fn stored(
     store: &Store,
     keys: &[Key],
     weight_of: impl Fn(&Key) -> u32,
@@ -261,7 +267,7 @@ fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Re
 /// Writes the transitions, at most [`MARKERS_PER_TRANSACTION`] per
 /// transaction, each with the aggregate change of its markers. On failure,
 /// also says how many transactions had committed.
-async fn write_transitions(
+pub(crate) async fn write_transitions(
     store: &Store,
     aggregate: &Aggregate,
     transitions: &[Transition],
@@ -293,7 +299,13 @@ mod tests {
     fn change(version: Option<u128>, weight: u32, inserted: bool) -> CountChange {
         CountChange {
             sequence_number: String::new(),
-            aggregate: Aggregate { key: Key { pk: "A".into(), sk: "A".into() }, sum: None, count: "n" },
+            aggregate: Aggregate {
+                name: "test",
+                key: Key { pk: "A".into(), sk: "A".into() },
+                sum: None,
+                count: "n",
+                markers: vec![],
+            },
             marker: Key { pk: "M".into(), sk: "M".into() },
             marker_item: Item::new(),
             version: version.map(Ulid),

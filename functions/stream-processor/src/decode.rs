@@ -2,14 +2,12 @@
 //! or a counted instance's change (a review's rating, a favorite).
 
 use aws_lambda_events::dynamodb::EventRecord;
-use domain::model::{Favorite, FavoriteMarker, MarkerState, RatingMarker, Review};
 use keyschema::decl::EntityDecl;
-use keyschema::table::{EntityType, ENTITY_TYPE};
-use keyschema::write::attr;
-use keyschema::{entities, keys, Attrs, Value};
+use keyschema::table::ENTITY_TYPE;
+use keyschema::{entities, Attrs, Value};
 use store::StoreError;
 
-use crate::counters::{Aggregate, CountChange};
+use crate::counters::CountChange;
 
 /// Why one record could not be processed.
 #[derive(Debug, thiserror::Error)]
@@ -58,64 +56,22 @@ pub fn classify(record: &EventRecord) -> Result<Work, RecordError> {
         _ if record.event_name == "REMOVE" => return Ok(Work::Skip),
         _ => return Err(malformed("image without entityType".into())),
     };
-    let decode = |what: &str| {
-        let what = what.to_owned();
-        move |e: serde_dynamo::Error| malformed(format!("{what} image: {}", telemetry::redacted(&e)))
-    };
     if let Some(decl) = entities::ALL.iter().copied().find(|d| d.entity.as_str() == entity) {
         if record.event_name != "REMOVE" && decl.stream_kept().next().is_some() {
             return Ok(Work::Keys(decl, attrs(image)));
         }
     }
-    if entity == EntityType::Review.as_str() && record.event_name != "MODIFY" {
-        let review: Review = serde_dynamo::from_item(image.clone()).map_err(decode("review"))?;
-        if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
-            return Err(malformed(format!("review rating {} out of range", review.rating)));
-        }
-        let marker = RatingMarker {
-            review_id: review.review_id,
-            reviewed_user_id: review.reviewed_user_id.clone(),
-            state: MarkerState::Counted,
-            weight: u32::from(review.rating),
-        };
-        return Ok(Work::Count(Box::new(CountChange {
-            sequence_number,
-            aggregate: Aggregate {
-                key: keys::user(&review.reviewed_user_id)?,
-                sum: Some(attr::RATING_SUM),
-                count: attr::REVIEW_COUNT,
-            },
-            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?,
-            marker_item: store::item::to_item(&marker)?,
-            version: None,
-            weight: u32::from(review.rating),
-            inserted,
-        })));
+    if record.event_name == "MODIFY" {
+        return Ok(Work::Skip);
     }
-    if entity == EntityType::Favorite.as_str() && record.event_name != "MODIFY" {
-        let favorite: Favorite = serde_dynamo::from_item(image.clone()).map_err(decode("favorite"))?;
-        let marker = FavoriteMarker {
-            user_id: favorite.user_id.clone(),
-            listing_id: favorite.listing_id,
-            version: favorite.favorite_id,
-            state: MarkerState::Counted,
-            weight: 1,
-        };
-        return Ok(Work::Count(Box::new(CountChange {
-            sequence_number,
-            aggregate: Aggregate { key: keys::listing(&favorite.listing_id)?, sum: None, count: attr::FAVORITE_COUNT },
-            marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?,
-            marker_item: store::item::to_item(&marker)?,
-            version: Some(favorite.favorite_id.ulid()),
-            weight: 1,
-            inserted,
-        })));
-    }
-    Ok(Work::Skip)
+    Ok(match crate::counted::instance(entity, image.clone(), sequence_number, inserted)? {
+        Some(change) => Work::Count(Box::new(change)),
+        None => Work::Skip,
+    })
 }
 
 /// A stream image's scalar attributes, as the key design reads them.
-fn attrs(image: &serde_dynamo::Item) -> Attrs {
+pub fn attrs(image: &serde_dynamo::Item) -> Attrs {
     image
         .iter()
         .filter_map(|(k, v)| match v {

@@ -32,9 +32,11 @@
 //! succeeded are delivered again too; their conditions and markers find the
 //! work done and change nothing.
 
+pub mod counted;
 pub mod counters;
 pub mod decode;
 pub mod index_keys;
+pub mod settle;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;

@@ -348,10 +348,10 @@ pub struct Favorite {
 
 /// The stream processor's record of whether a user's favorite of a listing
 /// is counted in the listing's `favoriteCount`: one per user and listing,
-/// whatever the number of add/remove cycles, in the user's partition (not
-/// the listing's, which many users favorite at once). `version` is the
-/// latest favoriting seen (each add is a new [`FavoriteId`]), so a record of
-/// an older one changes nothing.
+/// whatever the number of add/remove cycles, outside the listing's partition
+/// (which many users favorite at once), in one of the listing's marker
+/// shards. `version` is the latest favoriting seen (each add is a new
+/// [`FavoriteId`]), so a record of an older one changes nothing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FavoriteMarker {
@@ -359,10 +359,31 @@ pub struct FavoriteMarker {
     pub user_id: UserId,
     /// The listing counted.
     pub listing_id: ListingId,
+    /// Its marker shard ([`crate::shard::favorite_marker_shard`] of the user).
+    pub shard: u16,
     /// The latest favoriting seen.
     pub version: FavoriteId,
     /// Counted or removed.
     pub state: MarkerState,
     /// What it added to `favoriteCount` while counted (1).
     pub weight: u32,
+}
+
+/// Where one segment of a maintenance job's scan has got to, so an
+/// interrupted run resumes (the job's own item; it changes nothing else).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// The job (`reconcile`).
+    pub job: String,
+    /// The segment of the parallel scan.
+    pub segment: u16,
+    /// Segments of the run (a checkpoint of another count is not resumed).
+    pub segments: u16,
+    /// The scan's `LastEvaluatedKey` as JSON (string attributes); `None`:
+    /// the segment is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// RFC 3339 time of the last page.
+    pub updated_at: String,
 }

@@ -1,15 +1,41 @@
-//! Write sharding of the order status index (GSI3).
+//! Write sharding: of the order status index, and of the favorite markers of
+//! a listing.
 
-use crate::ids::OrderId;
+use crate::ids::{OrderId, UserId};
 
 /// Shard count used when none is configured (as in the e-commerce design).
 pub const DEFAULT_SHARD_COUNT: u16 = 10;
+
+/// Environment variable with the number of order status shards.
+pub const ORDER_SHARDS_VAR: &str = "ORDER_SHARD_COUNT";
+
+/// The order status shard count from `ORDER_SHARD_COUNT` (1-100; default
+/// [`DEFAULT_SHARD_COUNT`]), for the orders function and the sweeper.
+pub fn order_shards_from_env() -> Result<u16, String> {
+    match std::env::var(ORDER_SHARDS_VAR) {
+        Ok(v) => v.parse().ok().filter(|n| (1..=100).contains(n)).ok_or(format!("{ORDER_SHARDS_VAR} must be 1-100")),
+        Err(_) => Ok(DEFAULT_SHARD_COUNT),
+    }
+}
 
 /// The shard of an order: deterministic, so the same order always lands in
 /// the same `STATUS#<status>#<shard>` partition, and uniform, because it is
 /// taken from the ULID's 80 random bits. A count of 0 is treated as 1.
 pub fn order_shard(id: &OrderId, shard_count: u16) -> u16 {
     (id.ulid().random() % u128::from(shard_count.max(1))) as u16
+}
+
+/// Partitions the favorite markers of one listing are spread over: a
+/// listing many users favorite at once writes its markers into this many
+/// partitions (and the maintenance job reads them back in as many queries).
+pub const FAVORITE_MARKER_SHARDS: u16 = 10;
+
+/// The shard of a user's favorite marker of a listing: from the user id (a
+/// 64-bit FNV-1a hash), so the same user always lands in the same one.
+pub fn favorite_marker_shard(user: &UserId) -> u16 {
+    let hash =
+        user.as_str().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    (hash % u64::from(FAVORITE_MARKER_SHARDS)) as u16
 }
 
 #[cfg(test)]
@@ -27,5 +53,17 @@ mod tests {
         }
         assert!(seen.iter().all(|&n| n > 100), "uneven spread: {seen:?}");
         assert_eq!(order_shard(&OrderId::generate(), 0), 0);
+    }
+
+    #[test]
+    fn favorite_marker_shards_are_stable_and_spread() {
+        let mut seen = [0u32; FAVORITE_MARKER_SHARDS as usize];
+        for i in 0..2000 {
+            let user: UserId = format!("user-{i}").parse().unwrap();
+            let s = favorite_marker_shard(&user);
+            assert_eq!(s, favorite_marker_shard(&user));
+            seen[usize::from(s)] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 100), "uneven spread: {seen:?}");
     }
 }

@@ -139,6 +139,20 @@ pub fn order_messages(id: &OrderId) -> Result<KeyQuery, SchemaError> {
     order_message::ENTITY.query(&[("orderId", v(id))])
 }
 
+// ---- Maintenance (the reconcile job) ------------------------------------
+
+/// The rating markers of a user's aggregates.
+/// `pk = USER#<userId> AND begins_with(sk, RATED#)`.
+pub fn rating_markers_of(user: &UserId) -> Result<KeyQuery, SchemaError> {
+    crate::entities::rating_marker::ENTITY.query(&[("reviewedUserId", v(user))])
+}
+
+/// One shard of the favorite markers of a listing.
+/// `pk = FAVED#<listingId>#<shard> AND begins_with(sk, USER#)`.
+pub fn favorite_markers_of(listing: &domain::ids::ListingId, shard: u16) -> Result<KeyQuery, SchemaError> {
+    crate::entities::favorite_marker::ENTITY.query(&[("listingId", v(listing)), ("shard", v(shard))])
+}
+
 /// E-commerce AP3/AP7/AP8: one shard of a status, newest first, optionally
 /// limited to a ULID range (from `domain::time::ulid_bounds`). One query per
 /// shard; the reader fans out over `0..shard_count` and merges by id.
@@ -158,4 +172,10 @@ pub fn orders_by_status_shard(
             .map_err(|source| SchemaError::Template { entity: EntityType::Order, index: "by_status", source })?,
     };
     Ok(q.newest_first())
+}
+
+/// A maintenance job's checkpoints, one per scan segment.
+/// `pk = MAINTENANCE#<job> AND begins_with(sk, SEGMENT#)`.
+pub fn checkpoints_of(job: &str) -> Result<KeyQuery, SchemaError> {
+    crate::entities::checkpoint::ENTITY.query(&[("job", v(job))])
 }

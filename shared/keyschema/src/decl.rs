@@ -95,6 +95,16 @@ pub enum SchemaError {
         /// The field.
         field: String,
     },
+    /// A stored field is not what its type says.
+    #[error("{entity:?}: `{field}` is not valid: {value:?}")]
+    Field {
+        /// The entity.
+        entity: EntityType,
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: String,
+    },
     /// An entity did not serialize to an object.
     #[error("{0:?} is not an object")]
     NotAnObject(EntityType),
@@ -316,8 +326,10 @@ impl EntityDecl {
     }
 
     /// The write that brings the keys of the indexes `keeper` keeps in line
-    /// with the item's fields, from an image of it (its attributes, key
-    /// attributes included); `None` if they are right. Conditioned on every
+    /// with the item's fields (`Keeper::Both`: every index, as a
+    /// maintenance job does after a key design change or lost records),
+    /// from an image of it (its attributes, key attributes included); `None`
+    /// if they are right. Conditioned on every
     /// field that decided, as the image has it, so a stale image (a
     /// replayed or reordered stream record) changes nothing; and, when it
     /// sets keys, on some of them differing, so a replay after the repair
@@ -330,8 +342,11 @@ impl EntityDecl {
         let mut decided: Vec<&'static str> = Vec::new();
         for index in self.indexes {
             let (i, kept) = (index.key.index, index.kept);
-            let mine =
-                |k: Keeper| (keeper == Keeper::Stream && k.by_stream()) || (keeper == Keeper::Write && k.by_write());
+            let mine = |k: Keeper| match keeper {
+                Keeper::Both => true,
+                Keeper::Stream => k.by_stream(),
+                Keeper::Write => k.by_write(),
+            };
             let expected = index.key_of(&value_of).map_err(self.error(index.name))?;
             let stored = match (image.get(i.pk()), image.get(i.sk())) {
                 (Some(Value::S(pk)), Some(Value::S(sk))) => Some(Key::new(pk.clone(), sk.clone())),

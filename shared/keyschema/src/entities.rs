@@ -186,15 +186,28 @@ pub mod favorite {
     };
 }
 
-/// Favorite markers: one per user and listing, in the user's partition.
+/// Favorite markers: one per user and listing, in one of the listing's
+/// marker shards (never the listing's own partition).
 pub mod favorite_marker {
     use super::*;
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::FavoriteMarker,
-        key: key(Index::Table, "USER#<userId>", "FAVED#<listingId>"),
+        key: key(Index::Table, "FAVED#<listingId>#<shard>", "USER#<userId>"),
         indexes: &[],
-        note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted",
+        note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition, spread over 10 shards by user; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted",
+    };
+}
+
+/// Checkpoints of a maintenance job's scan, one per segment.
+pub mod checkpoint {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Checkpoint,
+        key: key(Index::Table, "MAINTENANCE#<job>", "SEGMENT#<segment>"),
+        indexes: &[],
+        note: "where a maintenance job's scan segment got to, so an interrupted run resumes",
     };
 }
 
@@ -250,6 +263,7 @@ pub const ALL: &[&EntityDecl] = &[
     &order_message::ENTITY,
     &rating_marker::ENTITY,
     &idempotency::ENTITY,
+    &checkpoint::ENTITY,
 ];
 
 /// The declaration of an entity type.
@@ -296,4 +310,5 @@ entities!(
     OrderMessage => order_message,
     RatingMarker => rating_marker,
     IdempotencyRecord => idempotency,
+    Checkpoint => checkpoint,
 );

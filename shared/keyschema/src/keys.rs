@@ -49,8 +49,15 @@ primary_keys! {
     product(id: &ProductId => "productId") of product;
     /// A user's favorite of a listing.
     favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite;
-    /// The marker of a user's favorite of a listing.
-    favorite_marker(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite_marker;
     /// A caller's idempotency record on a route.
     idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of idempotency;
+    /// A maintenance job's checkpoint of one scan segment.
+    checkpoint(job: &str => "job", segment: &u16 => "segment") of checkpoint;
+}
+
+/// The marker of a user's favorite of a listing, in the user's shard of the
+/// listing's markers.
+pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<Key, SchemaError> {
+    let shard = domain::shard::favorite_marker_shard(user);
+    entities::favorite_marker::ENTITY.key(&[("listingId", v(listing)), ("shard", v(shard)), ("userId", v(user))])
 }

@@ -139,14 +139,16 @@ pub fn any_record() -> impl Strategy<Value = Record> {
         }),
         (user(), ulid(), ulid()).prop_map(|(u, l, f)| {
             let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
+            let shard = domain::shard::favorite_marker_shard(&u);
             let r = FavoriteMarker {
                 user_id: u.clone(),
                 listing_id: l,
+                shard,
                 version: f,
                 state: MarkerState::Counted,
                 weight: 1,
             };
-            same(r, vec![u.to_string(), l.to_string()])
+            same(r, vec![u.to_string(), l.to_string(), shard.to_string()])
         }),
         (ulid(), ulid(), user(), user()).prop_map(|(o, m, b, s)| {
             let (o, m) = (OrderId::from_ulid(o), MessageId::from_ulid(m));
@@ -178,6 +180,10 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 expires_at: 1,
             };
             same(r, vec![u.to_string(), route, k])
+        }),
+        ("[a-z]{1,10}", 0u16..64, proptest::option::of("[a-z]{1,10}")).prop_map(|(job, segment, after)| {
+            let r = Checkpoint { job: job.clone(), segment, segments: 64, after, updated_at: T.into() };
+            same(r, vec![job, segment.to_string()])
         }),
         slug().prop_map(|b| {
             let b: BrandId = b.parse().unwrap();

@@ -124,4 +124,6 @@ entity_types!(
     RatingMarker,
     /// Remembers an `Idempotency-Key` and the request it came with (expires by TTL).
     Idempotency,
+    /// Where a maintenance job's scan segment got to.
+    Checkpoint,
 );

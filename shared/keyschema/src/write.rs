@@ -7,12 +7,13 @@
 //! its `by_status` partition; an email moves the user's `by_email` key).
 
 use domain::ids::{CategoryId, Email, ListingId, OrderId, ProductId, ReviewId, UserId};
-use domain::model::{ListingStatus, Money, OrderStatus, Party, Product, UserRole};
+use domain::model::{ListingStatus, Money, Order, OrderStatus, Party, Product, UserRole};
 
 use crate::change::{Change, Cond};
 use crate::decl::SchemaError;
 use crate::entities;
 use crate::keys;
+use crate::table::EntityType;
 use crate::value::{Attrs, Value};
 
 pub use crate::change::UPDATED_AT;
@@ -51,6 +52,10 @@ pub mod attr {
     pub const MARKER_VERSION: &str = "version";
     /// A listing's `favoriteCount`.
     pub const FAVORITE_COUNT: &str = "favoriteCount";
+    /// An aggregate's `countVersion`: one more at every change of its
+    /// numbers, so a repair conditioned on it cannot undo a count that
+    /// came and went while it read (the same numbers again, a new version).
+    pub const COUNT_VERSION: &str = "countVersion";
     /// An email guard's `userId`.
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
@@ -122,6 +127,38 @@ pub mod order {
         let change =
             entities::order::ENTITY.with_key_moves(change, &known(&[("orderId", v(id)), ("shard", v(shard))]))?;
         Ok(change.only_if(Cond::Eq(attr::STATUS, v(from))))
+    }
+
+    /// Action name of the order's own write in a [`cancel`].
+    pub const ORDER: &str = "order";
+    /// Action name of the relisting in a [`cancel`].
+    pub const RELIST: &str = "relist";
+    /// Action-name prefix of the restocks in a [`cancel`] (then the product id).
+    pub const RESTOCK: &str = "restock ";
+
+    /// The cancellation of `order`, only if it is still as read (the
+    /// buyer's, seller's or admin's cancel and the expiry sweeper send the
+    /// same): its status, and what undoes it in the same transaction (its
+    /// listing relisted, only if still sold; its units back to stock, within
+    /// the maximum), as named transaction actions.
+    pub fn cancel(order: &Order, now: &str) -> Result<Vec<(String, Change)>, SchemaError> {
+        let id = &order.order_id;
+        let mut actions =
+            vec![(ORDER.to_owned(), move_status(id, order.shard, order.status, OrderStatus::Cancelled, now)?)];
+        if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
+            let relist = listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now)?;
+            actions.push((RELIST.to_owned(), relist));
+            return Ok(actions);
+        }
+        for line in &order.lines {
+            let product: ProductId = line.item_id.parse().map_err(|_| SchemaError::Field {
+                entity: EntityType::Order,
+                field: "lines.itemId",
+                value: line.item_id.clone(),
+            })?;
+            actions.push((format!("{RESTOCK}{product}"), product::restock(&product, line.qty, now)?));
+        }
+        Ok(actions)
     }
 }
 

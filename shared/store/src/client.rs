@@ -69,7 +69,8 @@ fn retries() -> RetryConfig {
     RetryConfig::standard().with_max_attempts(3)
 }
 
-/// The HTTP(S) client, with its one connector built here, once.
+/// The HTTP(S) client, with its one connector built here, once (also for
+/// the other AWS clients of the maintenance tools).
 ///
 /// The SDK's own client builds a connector (for HTTPS: a rustls config, whose
 /// trust store decodes the PEM roots) when the DynamoDB client is built, to
@@ -78,7 +79,7 @@ fn retries() -> RetryConfig {
 /// handed to every request whose connector settings are `timeouts()`'s, so the
 /// first request no longer rebuilds it; other settings (a test that changes
 /// the timeouts) get the SDK's own client, as before.
-fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
+pub fn http_client(endpoint: &Endpoint) -> SharedHttpClient {
     use aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata;
     use aws_smithy_runtime_api::client::http::{HttpClient, HttpConnectorSettings, SharedHttpConnector};
     use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;

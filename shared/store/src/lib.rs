@@ -149,6 +149,50 @@ impl Store {
         Ok(found)
     }
 
+    /// `PutItem` that replaces whatever item has the entity's key (for an
+    /// item only its writer writes, such as a job's checkpoint).
+    pub async fn put<E: Entity>(&self, entity: &E) -> Result<(), StoreError> {
+        let item = item::to_item(entity)?;
+        let req = self.client.put_item().table_name(self.table()).set_item(Some(item));
+        req.return_consumed_capacity(TOTAL).send().await?;
+        Ok(())
+    }
+
+    /// `DeleteItem` of whatever item has `key` (for an item only its writer
+    /// writes, such as a job's checkpoint).
+    pub async fn delete(&self, key: &Key) -> Result<(), StoreError> {
+        let req = self.client.delete_item().table_name(self.table()).set_key(Some(item::key_item(key)));
+        req.return_consumed_capacity(TOTAL).send().await?;
+        Ok(())
+    }
+
+    /// One page of segment `segment` of a parallel `Scan` in `segments`
+    /// (eventually consistent), at most `limit` items, from `start`. The
+    /// one place this project scans: a maintenance job reading the base data
+    /// at a paced rate, never a request path.
+    pub async fn scan_page(
+        &self,
+        segment: u16,
+        segments: u16,
+        limit: u16,
+        start: Option<StartKey>,
+    ) -> Result<Page<Item>, StoreError> {
+        let start = start.map(|s| s.into_iter().map(|(k, v)| (k, AttributeValue::S(v))).collect());
+        let out = self
+            .client
+            .scan()
+            .table_name(self.table())
+            .segment(i32::from(segment))
+            .total_segments(i32::from(segments.max(1)))
+            .limit(i32::from(limit.max(1)))
+            .set_exclusive_start_key(start)
+            .return_consumed_capacity(TOTAL)
+            .send()
+            .await?;
+        let next = out.last_evaluated_key.map(|key| string_attributes(key.into_iter()));
+        Ok(Page { items: out.items.unwrap_or_default(), next })
+    }
+
     /// `PutItem` that only creates: fails with `ConditionFailed` if an item
     /// with the same primary key exists. An SDK retry of a put that already
     /// applied finds exactly the item it writes, and succeeds.
@@ -202,6 +246,53 @@ impl Store {
         self.query_reading(query, limit, start, 0).await
     }
 
+    /// Every item of a query on the table, strongly consistent (pages of at
+    /// most 1 MB until the end): for maintenance, where a partition is
+    /// bounded (the markers of one aggregate).
+    pub async fn query_all_consistent(&self, query: &KeyQuery) -> Result<Vec<Item>, StoreError> {
+        let mut out = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self.query_request(query, None, start, true).send().await?;
+            out.extend(page.items.unwrap_or_default());
+            match page.last_evaluated_key {
+                Some(key) => start = Some(key),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    fn query_request(
+        &self,
+        query: &KeyQuery,
+        limit: Option<usize>,
+        start: Option<Item>,
+        consistent: bool,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        let req = self
+            .client
+            .query()
+            .table_name(self.table())
+            .set_index_name(query.index.name().map(str::to_owned))
+            .set_limit(limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
+            .scan_index_forward(!query.newest_first)
+            .consistent_read(consistent)
+            .return_consumed_capacity(TOTAL)
+            .expression_attribute_names("#pk", query.index.pk())
+            .expression_attribute_names("#sk", query.index.sk())
+            .expression_attribute_values(":pk", item::s(&query.pk))
+            .set_exclusive_start_key(start);
+        match &query.sk {
+            SortKey::BeginsWith(prefix) => req
+                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                .expression_attribute_values(":prefix", item::s(prefix)),
+            SortKey::Between(low, high) => req
+                .key_condition_expression("#pk = :pk AND #sk BETWEEN :low AND :high")
+                .expression_attribute_values(":low", item::s(low))
+                .expression_attribute_values(":high", item::s(high)),
+        }
+    }
+
     async fn query_reading<T: DeserializeOwned>(
         &self,
         query: &KeyQuery,
@@ -211,27 +302,7 @@ impl Store {
     ) -> Result<Page<T>, StoreError> {
         let limit = usize::from(limit.max(1));
         let start = start.map(|s| check_start_key(query, s)).transpose()?;
-        let mut req = self
-            .client
-            .query()
-            .table_name(self.table())
-            .set_index_name(query.index.name().map(str::to_owned))
-            .limit(i32::try_from(limit + look_ahead).unwrap_or(i32::MAX))
-            .scan_index_forward(!query.newest_first)
-            .return_consumed_capacity(TOTAL)
-            .expression_attribute_names("#pk", query.index.pk())
-            .expression_attribute_names("#sk", query.index.sk())
-            .expression_attribute_values(":pk", item::s(&query.pk))
-            .set_exclusive_start_key(start);
-        req = match &query.sk {
-            SortKey::BeginsWith(prefix) => req
-                .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
-                .expression_attribute_values(":prefix", item::s(prefix)),
-            SortKey::Between(low, high) => req
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :low AND :high")
-                .expression_attribute_values(":low", item::s(low))
-                .expression_attribute_values(":high", item::s(high)),
-        };
+        let req = self.query_request(query, Some(limit + look_ahead), start, false);
         let out = req.send().await?;
         let mut raw = out.items.unwrap_or_default();
         let next = if raw.len() > limit {

@@ -25,8 +25,9 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::operation::{
-    batch_get_item::BatchGetItemOutput, get_item::GetItemOutput, put_item::PutItemOutput, query::QueryInput,
-    query::QueryOutput, transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
+    batch_get_item::BatchGetItemOutput, delete_item::DeleteItemOutput, get_item::GetItemOutput,
+    put_item::PutItemOutput, query::QueryInput, query::QueryOutput, scan::ScanOutput,
+    transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
 };
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -216,6 +217,8 @@ fn item_count(n: i32) -> u32 {
 fn measure(output: &aws_smithy_runtime_api::client::interceptors::context::Output) -> ((f64, f64), u32) {
     if let Some(o) = output.downcast_ref::<QueryOutput>() {
         (sum(o.consumed_capacity(), false), item_count(o.count()))
+    } else if let Some(o) = output.downcast_ref::<ScanOutput>() {
+        (sum(o.consumed_capacity(), false), item_count(o.count()))
     } else if let Some(o) = output.downcast_ref::<GetItemOutput>() {
         (sum(o.consumed_capacity(), false), u32::from(o.item().is_some()))
     } else if let Some(o) = output.downcast_ref::<BatchGetItemOutput>() {
@@ -224,6 +227,8 @@ fn measure(output: &aws_smithy_runtime_api::client::interceptors::context::Outpu
     } else if let Some(o) = output.downcast_ref::<PutItemOutput>() {
         (sum(o.consumed_capacity(), true), 0)
     } else if let Some(o) = output.downcast_ref::<UpdateItemOutput>() {
+        (sum(o.consumed_capacity(), true), 0)
+    } else if let Some(o) = output.downcast_ref::<DeleteItemOutput>() {
         (sum(o.consumed_capacity(), true), 0)
     } else if let Some(o) = output.downcast_ref::<TransactWriteItemsOutput>() {
         (sum(o.consumed_capacity(), true), 0)

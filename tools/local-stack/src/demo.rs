@@ -22,7 +22,8 @@ pub const PRODUCT_IDS: [&str; 4] = [
 pub const LISTING_IDS: [&str; 3] =
     ["01JF8Z6A000000000000000001", "01JF8Z6A000000000000000002", "01JF8Z6A000000000000000003"];
 
-/// The demo order: bob bought alice's sold listing; pending.
+/// The demo order: bob bought alice's sold listing; confirmed (a pending
+/// one placed in 2024 would be cancelled by the expiry sweeper at once).
 pub const ORDER_ID: &str = "01JF8Z7B000000000000000001";
 
 /// A delivered demo order: bob bought erin's teapot and reviewed her;
@@ -122,7 +123,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         buyer_id: parse("bob")?,
         seller_id: Some(parse("alice")?),
         listing_id: Some(parse(LISTING_IDS[2])?),
-        status: OrderStatus::Pending,
+        status: OrderStatus::Confirmed,
         total: Money::from_cents(6500),
         lines: vec![OrderLine { item_id: LISTING_IDS[2].to_owned(), qty: 1 }],
         shard: domain::shard::order_shard(&order_id, domain::shard::DEFAULT_SHARD_COUNT),

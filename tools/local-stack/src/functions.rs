@@ -85,9 +85,14 @@ pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
 
 /// The orders function's dependencies: `ORDER_SHARD_COUNT` shards (default 10).
 pub fn orders_app(deps: &Deps) -> orders::App {
-    let shards = std::env::var(orders::SHARDS_VAR).ok().and_then(|v| v.parse().ok()).filter(|n| (1..=100).contains(n));
-    orders::App { deps: deps.clone(), shards: shards.unwrap_or(domain::shard::DEFAULT_SHARD_COUNT) }
+    let shards = domain::shard::order_shards_from_env().unwrap_or(domain::shard::DEFAULT_SHARD_COUNT);
+    orders::App { deps: deps.clone(), shards }
 }
+
+/// Logical id of the maintenance function: in the local stack its expiry
+/// sweeper runs in `serve` ([`crate::jobs::sweeper`]) and its jobs from the
+/// command line ([`crate::jobs`]).
+pub const MAINTENANCE_FUNCTION: &str = "MaintenanceFunction";
 
 /// Logical id of the function on the table's stream (see [`crate::stream`]).
 pub const STREAM_FUNCTION: &str = "StreamProcessorFunction";

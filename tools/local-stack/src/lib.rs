@@ -12,6 +12,7 @@ pub mod docs_ui;
 pub mod dynamodb_local;
 pub mod explore;
 pub mod functions;
+pub mod jobs;
 pub mod jwt;
 pub mod server;
 pub mod stream;

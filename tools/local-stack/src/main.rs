@@ -5,7 +5,12 @@
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
+//! local-stack reconcile [--dry-run] [--fresh] [--segments N] [--rcu N] [--wcu N]
+//! local-stack redrive [FILE]        re-deliver what the stream poller (or Lambda) gave up on
+//! local-stack expire                cancel the orders pending longer than the timeout
 //! ```
+//!
+//! The jobs work on `TABLE_NAME` at `DYNAMODB_ENDPOINT` (AWS when unset).
 
 use std::sync::Arc;
 
@@ -21,9 +26,12 @@ async fn main() {
         Some("token") => token(&args[1..]),
         Some("explore") => local_stack::explore::run(&args[1..]).await,
         Some("seed") => seed().await,
-        Some(other) => {
-            Err(format!("unknown command `{other}`; use `serve`, `token <sub> [--admin] [--ttl SECONDS]` or `explore`"))
-        }
+        Some("reconcile") => local_stack::jobs::reconcile(&args[1..]).await,
+        Some("redrive") => local_stack::jobs::redrive(&args[1..]).await,
+        Some("expire") => local_stack::jobs::expire().await,
+        Some(other) => Err(format!(
+            "unknown command `{other}`; use `serve`, `token`, `explore`, `seed`, `reconcile`, `redrive` or `expire`"
+        )),
     };
     if let Err(e) = result {
         eprintln!("local-stack: {e}");
@@ -73,8 +81,12 @@ async fn serve() -> Result<(), String> {
     let loaded = demo::load(&deps.store).await.map_err(|e| format!("demo data: {e}"))?;
     let template = Template::project()?;
     let gateway = Gateway::new(template.routes(), functions::http_functions(&deps), jwt::secret())?;
+    let failures = local_stack::stream::failures_file();
     let poller = local_stack::stream::StreamPoller::new(deps.store.clone(), &dynamo.endpoint).await?;
-    tokio::spawn(poller.run(std::time::Duration::from_millis(250)));
+    tokio::spawn(poller.with_failures_file(failures.clone()).run(std::time::Duration::from_millis(250)));
+    let timeout = maintenance::expire::timeout_from_env()?;
+    let every = std::time::Duration::from_secs(2);
+    tokio::spawn(local_stack::jobs::sweeper(deps.store.clone(), timeout, every));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("port {port}: {e}"))?;
     match docs.await {
         Ok(Ok(_)) => {}
@@ -82,6 +94,12 @@ async fn serve() -> Result<(), String> {
         Err(e) => eprintln!("Swagger UI for /docs: {e}"),
     }
     println!("DynamoDB: {} (table {table}, {loaded} demo items; stream processor polling)", dynamo.endpoint);
+    println!(
+        "Jobs:     pending orders expire after {} s (swept every {} s); batches given up on go to {}",
+        timeout.as_secs(),
+        every.as_secs(),
+        failures.display()
+    );
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
     println!("Docs:     http://127.0.0.1:{port}/docs (Authorize with a token below or ./dev token <sub>)");
     println!("Admin token: {}", jwt::mint(&jwt::secret(), "admin", true, 3600 * 12));

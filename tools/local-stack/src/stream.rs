@@ -3,34 +3,33 @@
 //! the stream processor's handler as `aws_lambda_events` DynamoDB events,
 //! and honours partial batch failures as Lambda does: the batch is retried
 //! from the first failed record, up to a bounded number of attempts, after
-//! which the records go to the "on-failure destination" (here: the log).
+//! which the batch goes to the "on-failure destination": a file of the same
+//! messages Lambda sends to SQS (one per line), which `local-stack redrive`
+//! reads.
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use aws_lambda_events::dynamodb::{Event, EventRecord, StreamRecord, StreamViewType};
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
+use aws_lambda_events::dynamodb::{Event, EventRecord};
+use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use aws_sdk_dynamodbstreams::Client as StreamsClient;
 use lambda_runtime::{Context, LambdaEvent};
+pub use maintenance::redrive::to_event_record;
+use maintenance::redrive::FailureMessage;
 use store::Store;
 
-/// Records per batch, as `BatchSize` in template.yaml.
-pub const BATCH_SIZE: i32 = 100;
-/// Retries of a failing batch before it goes to the on-failure destination,
-/// as `MaximumRetryAttempts` in template.yaml.
-pub const MAX_RETRIES: u32 = 5;
+pub use maintenance::redrive::{BATCH_SIZE, MAX_RETRIES};
 
-/// A client of the Streams API at a local endpoint.
-pub fn streams_client(endpoint: &str) -> StreamsClient {
-    let config = aws_sdk_dynamodbstreams::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "dynamodb-local"))
-        .endpoint_url(endpoint)
-        .http_client(aws_smithy_http_client::Builder::new().build_http())
-        .build();
-    StreamsClient::from_conf(config)
+/// Environment variable naming the local on-failure destination file.
+pub const FAILURES_VAR: &str = "STREAM_FAILURE_FILE";
+/// The file when the variable is not set (under the repository's `.tools/`).
+pub const DEFAULT_FAILURES: &str = ".tools/stream-failures.jsonl";
+
+/// The local on-failure destination: `STREAM_FAILURE_FILE` or the default.
+pub fn failures_file() -> PathBuf {
+    std::env::var_os(FAILURES_VAR).map_or_else(|| PathBuf::from(DEFAULT_FAILURES), PathBuf::from)
 }
 
 #[derive(Default)]
@@ -62,6 +61,7 @@ pub struct StreamPoller {
     store: Store,
     stream_arn: String,
     shards: HashMap<String, Shard>,
+    failures: Option<PathBuf>,
 }
 
 impl StreamPoller {
@@ -73,7 +73,19 @@ impl StreamPoller {
             .table
             .and_then(|t| t.latest_stream_arn)
             .ok_or_else(|| format!("table {} has no stream", store.table()))?;
-        Ok(StreamPoller { streams: streams_client(endpoint), store, stream_arn, shards: HashMap::new() })
+        let streams = maintenance::redrive::streams_client(&store::Endpoint::Url(endpoint.to_owned())).await;
+        Ok(StreamPoller { streams, store, stream_arn, shards: HashMap::new(), failures: None })
+    }
+
+    /// Appends each batch given up on to `file` as an on-failure message.
+    pub fn with_failures_file(mut self, file: PathBuf) -> Self {
+        self.failures = Some(file);
+        self
+    }
+
+    /// The table's stream.
+    pub fn stream_arn(&self) -> &str {
+        &self.stream_arn
     }
 
     /// Polls forever, every `interval`.
@@ -184,13 +196,13 @@ impl StreamPoller {
                 shard.attempts += 1;
                 if shard.attempts > MAX_RETRIES {
                     report.dropped += shard.pending.len();
-                    let seqs: Vec<_> = shard.pending.iter().filter_map(|r| r.change.sequence_number.clone()).collect();
-                    eprintln!(
-                        "stream: on-failure destination: {} records after {MAX_RETRIES} retries: {seqs:?}",
-                        seqs.len()
-                    );
+                    let message =
+                        FailureMessage::for_records(&self.stream_arn, id, &shard.pending, "RetryAttemptsExhausted");
                     shard.pending.clear();
                     shard.attempts = 0;
+                    if let Some(message) = message {
+                        give_up(self.failures.as_ref(), &message);
+                    }
                 }
             }
         }
@@ -198,24 +210,23 @@ impl StreamPoller {
     }
 }
 
-/// A Streams API record as the Lambda event source mapping delivers it.
-pub fn to_event_record(record: Record, stream_arn: &str) -> EventRecord {
-    let mut out = EventRecord::default();
-    out.aws_region = "us-east-1".to_owned();
-    out.event_id = record.event_id.unwrap_or_default();
-    out.event_name = record.event_name.map(|n| n.as_str().to_owned()).unwrap_or_default();
-    out.event_source = Some("aws:dynamodb".to_owned());
-    out.event_version = record.event_version;
-    out.event_source_arn = Some(stream_arn.to_owned());
-    let mut change = StreamRecord::default();
-    if let Some(d) = record.dynamodb {
-        change.keys = d.keys.unwrap_or_default().into();
-        change.new_image = d.new_image.unwrap_or_default().into();
-        change.old_image = d.old_image.unwrap_or_default().into();
-        change.sequence_number = d.sequence_number;
-        change.size_bytes = d.size_bytes.unwrap_or_default();
-        change.stream_view_type = Some(StreamViewType::NewAndOldImages);
+/// Sends a batch given up on to the on-failure destination: a line in the
+/// failure file (and the log).
+fn give_up(file: Option<&PathBuf>, message: &FailureMessage) {
+    let b = &message.batch;
+    eprintln!(
+        "stream: on-failure destination: {} records after {MAX_RETRIES} retries (shard {}, {}..{})",
+        b.batch_size, b.shard_id, b.start_sequence_number, b.end_sequence_number
+    );
+    let Some(file) = file else { return };
+    let written = serde_json::to_string(message).map_err(|e| e.to_string()).and_then(|line| {
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(file).map_err(|e| e.to_string())?;
+        writeln!(f, "{line}").map_err(|e| e.to_string())
+    });
+    if let Err(e) = written {
+        eprintln!("stream: cannot write the failure file {}: {e}", file.display());
     }
-    out.change = change;
-    out
 }

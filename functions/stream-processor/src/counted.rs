@@ -1,0 +1,137 @@
+//! The counted instances and their aggregates, in one place: a review
+//! counts its rating into its user's `ratingSum`/`reviewCount`, a favorite
+//! counts 1 into its listing's `favoriteCount`; each has a marker (see
+//! [`crate::counters`]). The stream processor reads instances from records;
+//! the maintenance job reads them, their markers and the aggregates from a
+//! scan, to bring each in line with the base items.
+
+use domain::model::{Favorite, FavoriteMarker, MarkerState, RatingMarker, Review};
+use domain::shard::FAVORITE_MARKER_SHARDS;
+use keyschema::table::EntityType;
+use keyschema::write::attr;
+use keyschema::{access, keys, Key};
+
+use crate::counters::{Aggregate, CountChange};
+use crate::decode::RecordError;
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, image: serde_dynamo::Item) -> Result<T, RecordError> {
+    serde_dynamo::from_item(image)
+        .map_err(|e| RecordError::Malformed(format!("{what} image: {}", telemetry::redacted(&e))))
+}
+
+/// A user's rating aggregates and where their markers are.
+pub fn ratings_of(user: &domain::ids::UserId) -> Result<Aggregate, RecordError> {
+    Ok(Aggregate {
+        name: "user ratings",
+        key: keys::user(user)?,
+        sum: Some(attr::RATING_SUM),
+        count: attr::REVIEW_COUNT,
+        markers: vec![access::rating_markers_of(user)?],
+    })
+}
+
+/// A listing's favorite count and where its markers are (its shards).
+pub fn favorites_of(listing: &domain::ids::ListingId) -> Result<Aggregate, RecordError> {
+    Ok(Aggregate {
+        name: "listing favorites",
+        key: keys::listing(listing)?,
+        sum: None,
+        count: attr::FAVORITE_COUNT,
+        markers: (0..FAVORITE_MARKER_SHARDS)
+            .map(|shard| access::favorite_markers_of(listing, shard))
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// The count change of a base item of `entity` (a review, a favorite)
+/// inserted or removed; `None` for any other entity.
+pub fn instance(
+    entity: &str,
+    image: serde_dynamo::Item,
+    sequence_number: String,
+    inserted: bool,
+) -> Result<Option<CountChange>, RecordError> {
+    if entity == EntityType::Review.as_str() {
+        let review: Review = decode("review", image)?;
+        if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
+            return Err(RecordError::Malformed(format!("review rating {} out of range", review.rating)));
+        }
+        let weight = u32::from(review.rating);
+        let marker = RatingMarker {
+            review_id: review.review_id,
+            reviewed_user_id: review.reviewed_user_id.clone(),
+            state: MarkerState::Counted,
+            weight,
+        };
+        return Ok(Some(CountChange {
+            sequence_number,
+            aggregate: ratings_of(&review.reviewed_user_id)?,
+            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?,
+            marker_item: store::item::to_item(&marker)?,
+            version: None,
+            weight,
+            inserted,
+        }));
+    }
+    if entity == EntityType::Favorite.as_str() {
+        let favorite: Favorite = decode("favorite", image)?;
+        let marker = FavoriteMarker {
+            user_id: favorite.user_id.clone(),
+            listing_id: favorite.listing_id,
+            shard: domain::shard::favorite_marker_shard(&favorite.user_id),
+            version: favorite.favorite_id,
+            state: MarkerState::Counted,
+            weight: 1,
+        };
+        return Ok(Some(CountChange {
+            sequence_number,
+            aggregate: favorites_of(&favorite.listing_id)?,
+            marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?,
+            marker_item: store::item::to_item(&marker)?,
+            version: Some(favorite.favorite_id.ulid()),
+            weight: 1,
+            inserted,
+        }));
+    }
+    Ok(None)
+}
+
+/// For a marker item: its key, the key of the base item it counts, and the
+/// aggregate it counts into; `None` for any other entity.
+pub fn marker(entity: &str, image: serde_dynamo::Item) -> Result<Option<(Key, Key, Aggregate)>, RecordError> {
+    if entity == EntityType::RatingMarker.as_str() {
+        let m: RatingMarker = decode("rating marker", image)?;
+        let marker = keys::rating_marker(&m.reviewed_user_id, &m.review_id)?;
+        return Ok(Some((marker, keys::review(&m.reviewed_user_id, &m.review_id)?, ratings_of(&m.reviewed_user_id)?)));
+    }
+    if entity == EntityType::FavoriteMarker.as_str() {
+        let m: FavoriteMarker = decode("favorite marker", image)?;
+        let marker = keys::favorite_marker(&m.user_id, &m.listing_id)?;
+        return Ok(Some((marker, keys::favorite(&m.user_id, &m.listing_id)?, favorites_of(&m.listing_id)?)));
+    }
+    Ok(None)
+}
+
+/// The aggregate an item of `entity` holds (a user's ratings, a listing's
+/// favorite count), from its id in `image`; `None` for any other entity.
+pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<Aggregate>, RecordError> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct UserId {
+        user_id: domain::ids::UserId,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ListingId {
+        listing_id: domain::ids::ListingId,
+    }
+    if entity == EntityType::User.as_str() {
+        let u: UserId = decode("user", image)?;
+        return Ok(Some(ratings_of(&u.user_id)?));
+    }
+    if entity == EntityType::Listing.as_str() {
+        let l: ListingId = decode("listing", image)?;
+        return Ok(Some(favorites_of(&l.listing_id)?));
+    }
+    Ok(None)
+}

@@ -1,0 +1,198 @@
+//! The maintenance job's side of the exactly-once aggregates (the stream
+//! processor's is [`crate::counters`]): records can be lost for good (the
+//! event source mapping gives up after its retries, the stream keeps 24
+//! hours), so the job brings markers and aggregates back in line with the
+//! base items, with the same conditional transactions:
+//!
+//! - [`settle`]: each marker is made to say what its base item says now (a
+//!   review or favorite that exists is counted with its weight and version;
+//!   one that does not is not), reading base and marker at once
+//!   (consistently) and moving the marker only if it is still as read. A
+//!   base item read older than its marker (a favorite removed and added
+//!   again in between) leaves the marker alone. The stream processor then
+//!   finds the markers moved and changes nothing: the markers decide who
+//!   counted what.
+//! - [`check_aggregate`]: an aggregate must equal the sum of its counted
+//!   markers (read consistently, after the aggregate); if not, it is set to
+//!   that sum only if its version (`countVersion`) is still the one read.
+//!   An aggregate only ever moves together with its markers, adding 1 to its
+//!   version, so a transaction committed in between (even one count that
+//!   came and went, leaving the same numbers) fails the condition: the job
+//!   never undoes a count.
+
+use std::collections::HashMap;
+
+use keyschema::write::attr::COUNT_VERSION;
+use keyschema::{Change, Cond, Key, Value};
+use store::item::entity_type;
+use store::{Item, Store, StoreError};
+
+use crate::counters::{self, Aggregate, Marker, Transition, AGGREGATE, ATTEMPTS, MARKER};
+
+/// A marker to settle: its key and the base item it counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// The marker's key.
+    pub marker: Key,
+    /// The base item's key (a review, a favorite).
+    pub base: Key,
+}
+
+fn key_of(item: &Item) -> Option<Key> {
+    let s = |n: &str| match item.get(n) {
+        Some(store::aws_sdk_dynamodb::types::AttributeValue::S(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Some(Key::new(s("pk")?, s("sk")?))
+}
+
+/// Makes the markers of `instances` (all of one aggregate) say what their
+/// base items say now, with the aggregate's change in the same transactions
+/// (or, `dry_run`, only counts them). Returns the markers that differed.
+pub async fn settle(
+    store: &Store,
+    aggregate: &Aggregate,
+    instances: &[Instance],
+    dry_run: bool,
+) -> Result<usize, StoreError> {
+    for _ in 0..ATTEMPTS {
+        let mut keys: Vec<Key> = instances.iter().flat_map(|i| [i.marker.clone(), i.base.clone()]).collect();
+        keys.sort();
+        keys.dedup();
+        let read = store.batch_get_items(&keys, true).await?;
+        let by_key: HashMap<Key, Item> = read.into_iter().filter_map(|i| Some((key_of(&i)?, i))).collect();
+        let mut transitions = Vec::new();
+        for instance in instances {
+            let stored = by_key.get(&instance.marker).map(marker_of).transpose()?;
+            let (desired, item) = match by_key.get(&instance.base) {
+                Some(base) => {
+                    let entity = entity_type(base).unwrap_or_default().to_owned();
+                    let image = serde_dynamo::Item::from(base.clone());
+                    // A base item that cannot be read is left alone (the job reports it).
+                    let Ok(Some(change)) = crate::counted::instance(&entity, image, String::new(), true) else {
+                        continue;
+                    };
+                    let counted = Marker {
+                        state: domain::model::MarkerState::Counted,
+                        weight: change.weight,
+                        version: change.version,
+                    };
+                    (counted, change.marker_item)
+                }
+                None => match stored {
+                    Some(m) => (Marker { state: domain::model::MarkerState::Removed, ..m }, Item::new()),
+                    None => continue,
+                },
+            };
+            if let Some(m) = stored {
+                if m == desired || m.version.zip(desired.version).is_some_and(|(seen, base)| seen > base) {
+                    continue;
+                }
+            }
+            transitions.push(Transition { key: instance.marker.clone(), item, before: stored, after: desired });
+        }
+        if transitions.is_empty() || dry_run {
+            return Ok(transitions.len());
+        }
+        let moved = transitions.len();
+        match counters::write_transitions(store, aggregate, &transitions).await {
+            Ok(_) => return Ok(moved),
+            Err((_, e)) if e.is_transaction_conflict() || e.failed_actions().any(|a| a.starts_with(MARKER)) => {}
+            // The aggregate's item is gone (a user or listing deleted): nothing to settle into.
+            Err((_, e)) if e.failed(AGGREGATE) => return Ok(0),
+            Err((_, e)) => return Err(e),
+        }
+    }
+    Err(StoreError::Service {
+        code: "Contended".into(),
+        message: format!("markers of {} kept moving", aggregate.key.pk),
+    })
+}
+
+/// A marker as stored.
+fn marker_of(item: &Item) -> Result<Marker, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        state: domain::model::MarkerState,
+        #[serde(default)]
+        weight: u32,
+        version: Option<String>,
+    }
+    let s: Stored = store::item::from_item(item.clone())?;
+    let version = match s.version {
+        Some(v) => Some(v.parse().map_err(|_| StoreError::Service {
+            code: "MalformedMarker".into(),
+            message: "a marker version that is not a ULID".into(),
+        })?),
+        None => None,
+    };
+    Ok(Marker { state: s.state, weight: s.weight, version })
+}
+
+/// What an aggregate holds and what its markers add up to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drift {
+    /// (sum, count) as stored.
+    pub stored: (i64, i64),
+    /// (sum, count) of its counted markers.
+    pub markers: (i64, i64),
+    /// Whether it was set to the markers' (`false`: a dry run, or it moved
+    /// in between).
+    pub repaired: bool,
+}
+
+fn number(item: &Item, attr: &str) -> Result<Option<i64>, StoreError> {
+    match item.get(attr) {
+        None => Ok(None),
+        Some(store::aws_sdk_dynamodb::types::AttributeValue::N(n)) => n.parse().map(Some).map_err(|_| {
+            StoreError::Service { code: "MalformedAggregate".into(), message: format!("`{attr}` is not an integer") }
+        }),
+        Some(_) => {
+            Err(StoreError::Service { code: "MalformedAggregate".into(), message: format!("`{attr}` is not a number") })
+        }
+    }
+}
+
+/// Compares an aggregate with the sum of its counted markers and, unless
+/// `dry_run`, sets it to that sum if it is still the value read. `None`
+/// when they agree (or the aggregate's item does not exist).
+pub async fn check_aggregate(store: &Store, aggregate: &Aggregate, dry_run: bool) -> Result<Option<Drift>, StoreError> {
+    let Some(item) = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop() else {
+        return Ok(None);
+    };
+    let (sum, count) =
+        (aggregate.sum.map(|a| number(&item, a)).transpose()?.flatten(), number(&item, aggregate.count)?);
+    let version = number(&item, COUNT_VERSION)?;
+    let mut markers = (0i64, 0i64);
+    for query in &aggregate.markers {
+        for m in store.query_all_consistent(query).await? {
+            if entity_type(&m).is_some() {
+                let (s, c) = marker_of(&m)?.counted();
+                markers = (markers.0 + s, markers.1 + c);
+            }
+        }
+    }
+    let stored = (if aggregate.sum.is_some() { sum.unwrap_or(0) } else { markers.0 }, count.unwrap_or(0));
+    if stored == markers {
+        return Ok(None);
+    }
+    if dry_run {
+        return Ok(Some(Drift { stored, markers, repaired: false }));
+    }
+    let mut change = Change::untimed(aggregate.key.clone())
+        .set(aggregate.count, Value::n(markers.1))
+        .add(COUNT_VERSION, 1)
+        .only_if(Cond::ItemExists)
+        .only_if(match version {
+            Some(v) => Cond::Eq(COUNT_VERSION, Value::n(v)),
+            None => Cond::NotExists(COUNT_VERSION),
+        });
+    if let Some(attr) = aggregate.sum {
+        change = change.set(attr, Value::n(markers.0));
+    }
+    match store.update(&change).await {
+        Ok(_) => Ok(Some(Drift { stored, markers, repaired: true })),
+        Err(e) if e.is_conditional_check_failed() => Ok(Some(Drift { stored, markers, repaired: false })),
+        Err(e) => Err(e),
+    }
+}

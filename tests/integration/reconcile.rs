@@ -1,0 +1,311 @@
+//! Reconcile (issue 19): after a load run whose stream was processed, the
+//! derived data is corrupted directly in random subsets (aggregates,
+//! counts, index keys of every kind, markers, records lost for good); one
+//! run makes everything exact, a second finds nothing; a run beside live
+//! writes and the stream processor leaves everything exact; a run keeps to
+//! its read budget; an interrupted run resumes from its checkpoints.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use integration_tests::derived::{differences, scan, Item};
+use integration_tests::workload::{favorite, trader, workload};
+use integration_tests::{listings, process_stream, req, users, As, TestTable};
+use keyschema::entities;
+use keyschema::table::EntityType;
+use maintenance::pace::Budget;
+use maintenance::reconcile::{self, Options, Report};
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+use serde_json::json;
+
+fn rng(seed: u8) -> TestRng {
+    TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32])
+}
+
+fn s(item: &Item, name: &str) -> String {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => v.clone(),
+        _ => String::new(),
+    }
+}
+
+fn n(item: &Item, name: &str) -> i64 {
+    match item.get(name) {
+        Some(AttributeValue::N(v)) => v.parse().unwrap(),
+        _ => 0,
+    }
+}
+
+fn unpaced() -> Options {
+    Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() }
+}
+
+/// A table after a load run of `traders` users, its stream processed: exact.
+async fn loaded(traders: usize) -> TestTable {
+    let t = TestTable::with_demo_data().await;
+    workload(&t, traders).await;
+    // Every record, the demo data's too.
+    let records = integration_tests::stream_records(&t).await;
+    assert_eq!(process_stream(&t, records).await, Vec::<String>::new());
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact after the load run");
+    t
+}
+
+async fn update(t: &TestTable, item: &Item, set: &[(&str, AttributeValue)], remove: &[&str]) {
+    let mut req = t.deps.store.client().update_item().table_name(t.deps.store.table());
+    req = req.key("pk", item["pk"].clone()).key("sk", item["sk"].clone());
+    let mut expr = Vec::new();
+    for (i, (name, value)) in set.iter().enumerate() {
+        req = req
+            .expression_attribute_names(format!("#s{i}"), *name)
+            .expression_attribute_values(format!(":s{i}"), value.clone());
+        expr.push(format!("#s{i} = :s{i}"));
+    }
+    let mut text = if expr.is_empty() { String::new() } else { format!("SET {}", expr.join(", ")) };
+    if !remove.is_empty() {
+        let names: Vec<String> = (0..remove.len()).map(|i| format!("#r{i}")).collect();
+        for (i, name) in remove.iter().enumerate() {
+            req = req.expression_attribute_names(format!("#r{i}"), *name);
+        }
+        text = format!("{text} REMOVE {}", names.join(", "));
+    }
+    req.update_expression(text).send().await.unwrap();
+}
+
+async fn add(t: &TestTable, item: &Item, deltas: &[(&str, i64)]) {
+    let mut req = t.deps.store.client().update_item().table_name(t.deps.store.table());
+    req = req.key("pk", item["pk"].clone()).key("sk", item["sk"].clone());
+    let mut parts = Vec::new();
+    for (i, (name, delta)) in deltas.iter().enumerate() {
+        req = req
+            .expression_attribute_names(format!("#a{i}"), *name)
+            .expression_attribute_values(format!(":a{i}"), num(*delta));
+        parts.push(format!("#a{i} :a{i}"));
+    }
+    req.update_expression(format!("ADD {}", parts.join(", "))).send().await.unwrap();
+}
+
+async fn delete(t: &TestTable, item: &Item) {
+    let c = t.deps.store.client().delete_item().table_name(t.deps.store.table());
+    c.key("pk", item["pk"].clone()).key("sk", item["sk"].clone()).send().await.unwrap();
+}
+
+fn num(v: i64) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// Corrupts a random quarter of each kind of derived data, as lost or
+/// mangled writes would; returns how many of each kind.
+async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<&'static str, usize> {
+    let mut rng = rng(seed);
+    let items = scan(&t.deps.store).await;
+    let of = |e: EntityType| items.iter().filter(move |i| s(i, "entityType") == e.as_str());
+    let mut done: BTreeMap<&'static str, usize> = BTreeMap::new();
+    // Aggregates set to something else.
+    for user in of(EntityType::User) {
+        if rng.random_range(0..4) == 0 {
+            let set = [("ratingSum", num(n(user, "ratingSum") + 3)), ("reviewCount", num(n(user, "reviewCount") + 1))];
+            update(t, user, &set, &[]).await;
+            *done.entry("aggregate: user ratings").or_default() += 1;
+        }
+    }
+    for listing in of(EntityType::Listing) {
+        if rng.random_range(0..4) == 0 {
+            if n(listing, "favoriteCount") == 0 || rng.random_range(0..2) == 0 {
+                update(t, listing, &[("favoriteCount", num(n(listing, "favoriteCount") + 2))], &[]).await;
+            } else {
+                update(t, listing, &[], &["favoriteCount"]).await;
+            }
+            *done.entry("aggregate: listing favorites").or_default() += 1;
+        }
+    }
+    // Index keys: one index of a random item of each entity that has any,
+    // its keys removed, mangled, or added where it has none.
+    let mut touched = std::collections::BTreeSet::new();
+    for decl in entities::ALL.iter().filter(|d| !d.indexes.is_empty()) {
+        let kind = format!("index keys: {}", decl.entity.as_str());
+        for item in of(decl.entity) {
+            if rng.random_range(0..4) != 0 {
+                continue;
+            }
+            touched.insert((s(item, "pk"), s(item, "sk")));
+            let index = &decl.indexes[rng.random_range(0..decl.indexes.len())];
+            let (pk, sk) = (index.key.index.pk(), index.key.index.sk());
+            if item.contains_key(pk) && rng.random_range(0..2) == 0 {
+                update(t, item, &[], &[pk, sk]).await;
+            } else {
+                update(
+                    t,
+                    item,
+                    &[(pk, AttributeValue::S("BOGUS#1".into())), (sk, AttributeValue::S("BOGUS#2".into()))],
+                    &[],
+                )
+                .await;
+            }
+            *done.entry(Box::leak(kind.clone().into_boxed_str())).or_default() += 1;
+        }
+    }
+    // Records lost for good: a review counted but its marker lost with the
+    // count (a lost insert), and a favorite gone without its removal.
+    for marker in of(EntityType::RatingMarker) {
+        if rng.random_range(0..4) == 0 && s(marker, "state") == "counted" {
+            let user = items.iter().find(|i| s(i, "sk") == "#METADATA" && s(i, "pk") == s(marker, "pk")).unwrap();
+            delete(t, marker).await;
+            add(t, user, &[("ratingSum", -n(marker, "weight")), ("reviewCount", -1)]).await;
+            *done.entry("markers: user ratings").or_default() += 1;
+        }
+    }
+    for fav in of(EntityType::Favorite) {
+        if rng.random_range(0..5) == 0 && !touched.contains(&(s(fav, "pk"), s(fav, "sk"))) {
+            delete(t, fav).await;
+            *done.entry("markers: listing favorites").or_default() += 1;
+        }
+    }
+    done
+}
+
+fn found(report: &Report, kind: &str) -> u64 {
+    report.kinds.get(kind).map_or(0, |t| t.found)
+}
+
+#[tokio::test]
+async fn reconcile_makes_every_derived_value_exact_and_a_second_run_finds_nothing() {
+    let t = loaded(10).await;
+    let corrupted = corrupt(&t, 7).await;
+    let before = differences(&t.deps.store).await;
+    assert!(before.len() >= 10, "the corruption shows: {before:#?}");
+
+    let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced() }).await;
+    assert!(dry.complete, "{dry:?}");
+    assert_eq!(differences(&t.deps.store).await, before, "a dry run writes nothing");
+
+    let report = reconcile::run(&t.deps.store, unpaced()).await;
+    assert!(report.complete, "{report:?}");
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact after one run: {report:#?}");
+    for (kind, count) in &corrupted {
+        assert!(
+            found(&report, kind) >= *count as u64,
+            "{kind}: corrupted {count}, found {:?}",
+            report.kinds.get(*kind)
+        );
+        if kind.starts_with("index keys") {
+            assert_eq!(found(&report, kind), *count as u64, "{kind}");
+            assert_eq!(found(&dry, kind), *count as u64, "{kind} in the dry run");
+        }
+    }
+    let again = reconcile::run(&t.deps.store, unpaced()).await;
+    assert!(again.complete && !again.resumed, "{again:?}");
+    assert_eq!(again.found(), 0, "a second run repairs nothing: {:#?}", again.kinds);
+}
+
+/// Live API writes and the stream processor (the local poller) run while a
+/// reconcile repairs the corrupted table: at the end, with the stream
+/// drained, everything is exact.
+#[tokio::test]
+async fn reconcile_beside_live_writes_and_the_stream_processor_leaves_everything_exact() {
+    let t = loaded(10).await;
+    corrupt(&t, 11).await;
+    let listing_ids: Vec<(String, usize)> = scan(&t.deps.store)
+        .await
+        .iter()
+        .filter(|i| s(i, "entityType") == EntityType::Listing.as_str() && s(i, "status") == "active")
+        .filter_map(|i| Some((s(i, "listingId"), s(i, "sellerId").strip_prefix("trader-")?.parse().ok()?)))
+        .collect();
+    let mut poller =
+        local_stack::stream::StreamPoller::new(t.deps.store.clone(), integration_tests::endpoint()).await.unwrap();
+    let writes = async {
+        let mut rng = rng(3);
+        for k in 0..40 {
+            let (listing, seller) = &listing_ids[rng.random_range(0..listing_ids.len())];
+            let by = trader(rng.random_range(0..10));
+            let reply = match k % 4 {
+                0 | 1 => users(&t.deps, favorite("PUT", listing, by)).await,
+                2 => users(&t.deps, favorite("DELETE", listing, by)).await,
+                _ => {
+                    let r = req("PATCH /listings/{listingId}").path("listingId", listing).by(As::User(trader(*seller)));
+                    listings(&t.deps, r.json(json!({ "price": 10 + k }))).await
+                }
+            };
+            assert!([200, 201, 204, 404, 409].contains(&reply.status), "{k}: {} {:?}", reply.status, reply.body);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    let stream = async {
+        for _ in 0..20 {
+            poller.poll_once().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let (report, (), ()) =
+        tokio::join!(reconcile::run(&t.deps.store, Options { page: 25, ..unpaced() }), writes, stream);
+    assert!(report.complete, "{report:?}");
+    // Drain the stream: until a poll delivers nothing.
+    for _ in 0..50 {
+        if poller.poll_once().await.unwrap().records == 0 {
+            break;
+        }
+    }
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact: {:#?}", report.kinds);
+}
+
+/// The job's consumption over time stays within its budget: over every
+/// stretch of at least two seconds, at most the budget times the stretch
+/// plus one second of budget (the bucket) and what the requests in flight
+/// consumed. Unpaced, the same run reads far faster (the check can fail).
+#[tokio::test]
+async fn reconcile_keeps_to_its_read_budget() {
+    let t = loaded(10).await;
+    let unpaced_run = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced() }).await;
+    let budget = 20.0;
+    assert!(unpaced_run.rcu > 3.0 * budget, "enough reads to measure: {:.1} RCU", unpaced_run.rcu);
+    let unpaced_rate = unpaced_run.rcu / unpaced_run.seconds;
+    let options = Options { dry_run: true, budget: Budget { rcu: budget, wcu: 0.0 }, ..Options::default() };
+    let paced = reconcile::run(&t.deps.store, options).await;
+    assert!(paced.complete);
+    let rate = paced.rcu / paced.seconds;
+    println!(
+        "reconcile read rate: budget {budget} RCU/s, paced {rate:.1} RCU/s over {:.1} s ({:.1} RCU), unpaced {unpaced_rate:.1} RCU/s",
+        paced.seconds, paced.rcu
+    );
+    assert!(unpaced_rate > 1.5 * budget, "unpaced it reads faster than the budget");
+    let largest_step = paced.samples.windows(2).map(|w| w[1].rcu - w[0].rcu).fold(0.0, f64::max);
+    let in_flight = largest_step * f64::from(Options::default().segments);
+    for (i, a) in paced.samples.iter().enumerate() {
+        for b in &paced.samples[i + 1..] {
+            let stretch = b.seconds - a.seconds;
+            if stretch >= 2.0 {
+                let read = b.rcu - a.rcu;
+                assert!(
+                    read <= budget * (stretch + 1.0) + in_flight,
+                    "{read:.1} RCU in {stretch:.2} s (budget {budget}/s, in flight {in_flight:.1})"
+                );
+            }
+        }
+    }
+    assert!(rate <= budget * 1.1 + in_flight / paced.seconds, "{rate:.1} RCU/s against a budget of {budget}");
+}
+
+/// A run stopped part way (its time ran out) leaves checkpoints; the next
+/// run resumes from them and finishes: exact, and it read less than a
+/// whole run would have.
+#[tokio::test]
+async fn an_interrupted_reconcile_resumes_from_its_checkpoints() {
+    let t = loaded(10).await;
+    corrupt(&t, 5).await;
+    let options = Options { page: 10, segments: 2, ..unpaced() };
+    // Time runs out after about three seconds of a slow (paced) run, a
+    // fraction of the whole: the budget refuses operations once the
+    // deadline is near (see store::budget).
+    let deadline_ms = domain::time::now_ms() + 5_500 + 3_000;
+    let slow = Options { budget: Budget { rcu: 10.0, wcu: 10.0 }, ..options };
+    let cut = store::budget::within(deadline_ms, reconcile::run(&t.deps.store, slow)).await;
+    assert!(!cut.complete && cut.unavailable, "stopped by the deadline: {cut:?}");
+    let resumed = reconcile::run(&t.deps.store, options).await;
+    assert!(resumed.complete && resumed.resumed, "{resumed:?}");
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
+    let whole = reconcile::run(&t.deps.store, options).await;
+    assert!(!whole.resumed && whole.found() == 0, "{whole:?}");
+    assert!(resumed.scanned < whole.scanned, "resumed {} items, a whole run {}", resumed.scanned, whole.scanned);
+}

@@ -1,0 +1,127 @@
+//! What is derived from the base items, recomputed from a consistent scan
+//! of the whole table, and compared with what the table holds: every
+//! item's index keys (its declaration), every user's rating aggregates (the
+//! reviews about them), every listing's favorite count (its favorites), and
+//! every marker (counted with the base item's weight and version while the
+//! base item exists, not counted after).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use domain::model::{Favorite, FavoriteMarker, Listing, MarkerState, RatingMarker, Review, User};
+use keyschema::decl::Keeper;
+use keyschema::entities;
+use keyschema::table::EntityType;
+use store::Store;
+
+/// A raw item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// Every item of the table, read consistently.
+pub async fn scan(store: &Store) -> Vec<Item> {
+    let (mut items, mut start) = (Vec::new(), None);
+    loop {
+        let page = store
+            .client()
+            .scan()
+            .table_name(store.table())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("scan");
+        items.extend(page.items.unwrap_or_default());
+        start = page.last_evaluated_key;
+        if start.is_none() {
+            return items;
+        }
+    }
+}
+
+fn s(item: &Item, name: &str) -> String {
+    match item.get(name) {
+        Some(AttributeValue::S(v)) => v.clone(),
+        _ => String::new(),
+    }
+}
+
+fn of<T: serde::de::DeserializeOwned>(item: &Item) -> T {
+    serde_dynamo::from_item(item.clone()).expect("a readable item")
+}
+
+/// Every way the derived data differs from the base items (empty: exact).
+pub async fn differences(store: &Store) -> Vec<String> {
+    let items = scan(store).await;
+    let mut out = Vec::new();
+    let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
+    // Index keys, from each item's declaration.
+    for item in &items {
+        let Some(decl) = entities::ALL.iter().find(|d| d.entity.as_str() == s(item, "entityType")) else { continue };
+        if let Some(change) = decl.repair(&store::item::attrs(item), Keeper::Both).expect("keys render") {
+            out.push(format!(
+                "index keys of {} {}: {:?} {:?}",
+                s(item, "pk"),
+                s(item, "sk"),
+                change.set,
+                change.remove
+            ));
+        }
+    }
+    // What each aggregate should hold, and each marker.
+    let mut ratings: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut rating_markers: BTreeMap<String, u32> = BTreeMap::new();
+    for review in by_type(EntityType::Review).map(of::<Review>) {
+        let e = ratings.entry(review.reviewed_user_id.to_string()).or_default();
+        *e = (e.0 + i64::from(review.rating), e.1 + 1);
+        rating_markers.insert(review.review_id.to_string(), u32::from(review.rating));
+    }
+    let mut favorites: BTreeMap<String, i64> = BTreeMap::new();
+    let mut favorite_markers: BTreeMap<(String, String), String> = BTreeMap::new();
+    for favorite in by_type(EntityType::Favorite).map(of::<Favorite>) {
+        *favorites.entry(favorite.listing_id.to_string()).or_default() += 1;
+        favorite_markers
+            .insert((favorite.user_id.to_string(), favorite.listing_id.to_string()), favorite.favorite_id.to_string());
+    }
+    for user in by_type(EntityType::User).map(of::<User>) {
+        let want = ratings.get(user.user_id.as_str()).copied().unwrap_or_default();
+        let held = (i64::try_from(user.rating_sum).unwrap_or(i64::MAX), i64::from(user.review_count));
+        if held != want {
+            out.push(format!("user {} holds ratings {held:?}, its reviews make {want:?}", user.user_id));
+        }
+    }
+    for listing in by_type(EntityType::Listing).map(of::<Listing>) {
+        let want = favorites.get(&listing.listing_id.to_string()).copied().unwrap_or_default();
+        if i64::from(listing.favorite_count) != want {
+            out.push(format!("listing {} holds {} favorites, has {want}", listing.listing_id, listing.favorite_count));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for m in by_type(EntityType::RatingMarker).map(of::<RatingMarker>) {
+        let want = rating_markers.get(&m.review_id.to_string()).map(|w| (MarkerState::Counted, *w));
+        seen.insert(m.review_id.to_string());
+        match want {
+            Some(w) if (m.state, m.weight) != w => out.push(format!("rating marker {} is {:?}", m.review_id, m.state)),
+            None if m.state == MarkerState::Counted => {
+                out.push(format!("rating marker {} counts a gone review", m.review_id))
+            }
+            _ => {}
+        }
+    }
+    out.extend(rating_markers.keys().filter(|r| !seen.contains(*r)).map(|r| format!("review {r} has no marker")));
+    let mut seen = BTreeSet::new();
+    for m in by_type(EntityType::FavoriteMarker).map(of::<FavoriteMarker>) {
+        let key = (m.user_id.to_string(), m.listing_id.to_string());
+        seen.insert(key.clone());
+        match favorite_markers.get(&key) {
+            Some(v) if m.state != MarkerState::Counted || m.version.to_string() != *v => {
+                out.push(format!("favorite marker {key:?} is {:?} at {}, the favorite is {v}", m.state, m.version))
+            }
+            None if m.state == MarkerState::Counted => {
+                out.push(format!("favorite marker {key:?} counts a gone favorite"))
+            }
+            _ => {}
+        }
+    }
+    out.extend(favorite_markers.keys().filter(|k| !seen.contains(*k)).map(|k| format!("favorite {k:?} has no marker")));
+    out
+}
