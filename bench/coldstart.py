@@ -47,6 +47,21 @@ import urllib.parse
 import zipfile
 
 PREFIX = "/2018-06-01/runtime"
+TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+# A stand-in X-Ray daemon: a UDP socket that receives spans and drops them.
+# Targets named `*-untraced` run without its address (no spans sent).
+XRAY_SINK = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+XRAY_SINK.bind(("127.0.0.1", 0))
+
+
+def drain_spans():
+    XRAY_SINK.setblocking(False)
+    while True:
+        try:
+            XRAY_SINK.recv(65536)
+        except BlockingIOError:
+            return
+
 # The demo product that events/catalog/get-product.json reads.
 RAW_KEY = {"pk": {"S": "PRODUCT#01JF8Z5Q000000000000000001"}, "sk": {"S": "#METADATA"}}
 
@@ -91,7 +106,8 @@ class RuntimeApi:
                 self.send_header("Lambda-Runtime-Aws-Request-Id", request_id)
                 self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 30000))
                 self.send_header("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:000000000000:function:bench")
-                self.send_header("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
+                # Sampled, as with active tracing: a traced function sends its spans.
+                self.send_header("Lambda-Runtime-Trace-Id", TRACE_HEADER)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 api.sent_at[request_id] = time.perf_counter()
@@ -131,7 +147,7 @@ class RuntimeApi:
         return seconds
 
 
-def env_for(api, aws, endpoint=None):
+def env_for(api, aws, endpoint=None, traced=True):
     env = {
         "PATH": os.environ["PATH"],
         "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{api.port}",
@@ -149,6 +165,8 @@ def env_for(api, aws, endpoint=None):
     }
     if not aws:
         env["DYNAMODB_ENDPOINT"] = endpoint or os.environ["DYNAMODB_ENDPOINT"]
+    if traced:
+        env["AWS_XRAY_DAEMON_ADDRESS"] = "%s:%d" % XRAY_SINK.getsockname()
     return env
 
 
@@ -165,11 +183,12 @@ def peak_rss_kb(pid):
     return 0
 
 
-def cold(api, binary, event, aws, endpoint=None):
+def cold(api, binary, event, aws, endpoint=None, traced=True):
     """Returns (init seconds, first invocation seconds or None)."""
     drain(api.first_next)
+    drain_spans()
     start = time.perf_counter()
-    env = env_for(api, aws, endpoint)
+    env = env_for(api, aws, endpoint, traced)
     proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ready = api.first_next.get(timeout=30)
@@ -183,12 +202,16 @@ def cold(api, binary, event, aws, endpoint=None):
         drain(api.events)
 
 
-def warm(api, binary, event, n):
-    proc = subprocess.Popen([binary], env=env_for(api, False), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def warm(api, binary, event, n, traced=True):
+    proc = subprocess.Popen([binary], env=env_for(api, False, traced=traced), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     try:
         for i in range(20):
             api.invoke(event, i)
-        times = [api.invoke(event, 100 + i) for i in range(n)]
+        times = []
+        for i in range(n):
+            times.append(api.invoke(event, 100 + i))
+            drain_spans()
         return times, peak_rss_kb(proc.pid)
     finally:
         proc.kill()
@@ -374,9 +397,10 @@ def main():
     firsts = {n: [] for n in names}
     for i in range(args.cold):
         for name, binary, event in targets:  # interleaved
-            init, _ = cold(api, binary, event, aws=True)
+            traced = not name.endswith("-untraced")
+            init, _ = cold(api, binary, event, aws=True, traced=traced)
             inits[name].append(init)
-            _, first = cold(api, binary, event, aws=False)
+            _, first = cold(api, binary, event, aws=False, traced=traced)
             firsts[name].append(first)
             # Whichever goes first after a cold start is the slower; take turns.
             if i % 2:
@@ -389,7 +413,7 @@ def main():
 
     rows = {}
     for name, binary, event in targets:
-        times, rss = warm(api, binary, event, args.warm)
+        times, rss = warm(api, binary, event, args.warm, traced=not name.endswith("-untraced"))
         times.sort()
         rows[name] = dict(init=statistics.median(inits[name]), first=statistics.median(firsts[name]),
                           warm=statistics.median(times), p90=times[int(len(times) * 0.9)], rss=rss,

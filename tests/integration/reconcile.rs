@@ -195,6 +195,14 @@ async fn reconcile_makes_every_derived_value_exact_and_a_second_run_finds_nothin
             assert_eq!(found(&dry, kind), *count as u64, "{kind} in the dry run");
         }
     }
+    for (kind, tally) in &report.kinds {
+        println!(
+            "reconcile: {kind:<32} corrupted {:>3} found {:>3} repaired {:>3}",
+            corrupted.get(kind.as_str()).copied().unwrap_or(0),
+            tally.found,
+            tally.repaired
+        );
+    }
     let again = reconcile::run(&t.deps.store, unpaced()).await;
     assert!(again.complete && !again.resumed, "{again:?}");
     assert_eq!(again.found(), 0, "a second run repairs nothing: {:#?}", again.kinds);

@@ -15,7 +15,7 @@ use maintenance::redrive::{self, parse_messages, Redriven};
 async fn batches_given_up_on_are_redriven_from_the_failure_file() {
     let (t, faults) = TestTable::with_faults().await;
     workload(&t, 10).await;
-    let file = std::env::temp_dir().join(format!("stream-failures-{}.jsonl", ulid::Ulid::new()));
+    let file = std::env::temp_dir().join(format!("stream-failures-{}.jsonl", ulid::Ulid::generate()));
     let mut poller = StreamPoller::new(t.deps.store.clone(), integration_tests::endpoint())
         .await
         .unwrap()

@@ -38,7 +38,7 @@ impl TestTable {
     /// Creates a uniquely named table.
     pub async fn new() -> Self {
         let log = Usage::default();
-        let name = format!("test-{}", ulid::Ulid::new());
+        let name = format!("test-{}", ulid::Ulid::generate());
         let deps = local_stack::deps(endpoint(), &name, Some(log.clone())).await.expect("table created");
         log.take();
         TestTable { deps, log }
@@ -49,7 +49,7 @@ impl TestTable {
     /// injector) if given.
     pub(crate) async fn with_client(usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
         let log = Usage::default();
-        let name = format!("test-{}", ulid::Ulid::new());
+        let name = format!("test-{}", ulid::Ulid::generate());
         let mut all = vec![log.clone()];
         all.extend(usages);
         let mut config = store::client::config_reporting_to(&store::Endpoint::Url(endpoint().to_owned()), all).await;

@@ -1,4 +1,5 @@
-//! The naive function: default SDK features, config from the environment,
+//! The naive function: default SDK features (but the legacy HTTP client, for
+//! its advisories), config from the environment,
 //! one GetItem of a demo product per invocation.
 use aws_sdk_dynamodb::types::AttributeValue;
 use lambda_runtime::{service_fn, Error, LambdaEvent};

@@ -192,7 +192,7 @@ pub async fn deliver(store: &Store, records: Vec<EventRecord>) -> Redriven {
             let mut event = Event::default();
             event.records = pending.clone();
             let mut context = Context::default();
-            context.request_id = format!("redrive-{}", ulid::Ulid::new());
+            context.request_id = format!("redrive-{}", ulid::Ulid::generate());
             let response = match stream_processor::handler(store, LambdaEvent::new(event, context)).await {
                 Ok(r) => r,
                 Err(never) => match never {},

@@ -105,11 +105,19 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
     let work = store::budget::within(event.context.deadline, process_batch(store, &event.payload.records, request_id));
     let (report, m) = telemetry::measure(work).await;
     let t = &m.totals;
+    // A stream record carries no trace context: the line names the records
+    // (the sequence numbers of the batch's first and last).
+    let sequence = |r: Option<&aws_lambda_events::dynamodb::EventRecord>| {
+        r.and_then(|r| r.change.sequence_number.clone()).unwrap_or_default()
+    };
+    let (first, last) = (sequence(event.payload.records.first()), sequence(event.payload.records.last()));
     macro_rules! batch_line {
         ($level:ident) => {
             telemetry::tracing::$level!(
                 requestId = request_id.as_str(),
                 records = report.records,
+                firstSequenceNumber = first.as_str(),
+                lastSequenceNumber = last.as_str(),
                 malformed = report.malformed,
                 items = report.items,
                 indexed = report.indexed,
@@ -138,6 +146,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
     telemetry::metrics::counter!("Malformed").increment(report.malformed as u64);
     telemetry::handled_errors((report.failed.len() + report.malformed) as u64);
     telemetry::capacity(&m, None);
+    telemetry::xray::send_spans(event.context.xray_trace_id.as_deref(), &m.ops);
     telemetry::flush(request_id);
     let mut response = DynamoDbEventResponse::default();
     for sequence_number in report.failed {

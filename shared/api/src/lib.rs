@@ -88,7 +88,7 @@ impl Deps {
 /// requests and capacity; a 5xx with its internal cause) and records the
 /// route's metrics, then flushes them as one EMF document.
 pub fn log_request(
-    request_id: &str,
+    context: &lambda_runtime::Context,
     route: &str,
     outcome: &Result<Response, ApiError>,
     measured: &telemetry::Measured,
@@ -97,8 +97,9 @@ pub fn log_request(
         Ok(response) => (response.status, None),
         Err(e) => (e.status, Some((e.code, e.internal.as_deref().unwrap_or(&e.message)))),
     };
-    telemetry::request(request_id, route, status, measured, error);
-    telemetry::flush(request_id);
+    telemetry::request(&context.request_id, route, status, measured, error);
+    telemetry::xray::send_spans(context.xray_trace_id.as_deref(), &measured.ops);
+    telemetry::flush(&context.request_id);
 }
 
 /// Declares a function's routes: generates `ROUTES` (the route keys) and an
@@ -136,7 +137,7 @@ macro_rules! routes {
             let route = if ROUTES.contains(&req.route_key()) { req.route_key() } else { "unmatched" }.to_owned();
             let work = $crate::store::budget::within(event.context.deadline, dispatch($app, req));
             let (outcome, measured) = $crate::telemetry::measure(Box::pin(work)).await;
-            $crate::log_request(&event.context.request_id, &route, &outcome, &measured);
+            $crate::log_request(&event.context, &route, &outcome, &measured);
             Ok($crate::to_event(outcome))
         }
     };

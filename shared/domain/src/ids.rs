@@ -28,7 +28,7 @@ macro_rules! ulid_id {
         impl $name {
             /// A fresh id for the current time.
             pub fn generate() -> Self {
-                Self(Ulid::new())
+                Self(Ulid::generate())
             }
             /// Wraps an existing ULID.
             pub const fn from_ulid(ulid: Ulid) -> Self {
@@ -82,7 +82,7 @@ macro_rules! slug_id {
         impl $name {
             /// A generated slug: a lower-case ULID, so generated ids sort by creation.
             pub fn generate() -> Self {
-                Self(Ulid::new().to_string().to_ascii_lowercase())
+                Self(Ulid::generate().to_string().to_ascii_lowercase())
             }
             /// The slug as text.
             pub fn as_str(&self) -> &str {

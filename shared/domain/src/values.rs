@@ -151,7 +151,7 @@ impl fmt::Display for Money {
 
 impl Serialize for Money {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.0 % 100 == 0 {
+        if self.0.is_multiple_of(100) {
             s.serialize_u64(self.0 / 100)
         } else {
             // Exact for two decimals: the shortest f64 text round-trips.

@@ -152,7 +152,7 @@ impl Store {
         Transaction {
             client: self.client.clone(),
             table: self.table().to_owned(),
-            token: ulid::Ulid::new().to_string(),
+            token: ulid::Ulid::generate().to_string(),
             names: Vec::new(),
             actions: Vec::new(),
         }

@@ -25,9 +25,11 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::operation::{
-    batch_get_item::BatchGetItemOutput, delete_item::DeleteItemOutput, get_item::GetItemOutput,
-    put_item::PutItemOutput, query::QueryInput, query::QueryOutput, scan::ScanOutput,
-    transact_write_items::TransactWriteItemsOutput, update_item::UpdateItemOutput,
+    batch_get_item::BatchGetItemInput, batch_get_item::BatchGetItemOutput, batch_write_item::BatchWriteItemInput,
+    delete_item::DeleteItemInput, delete_item::DeleteItemOutput, get_item::GetItemInput, get_item::GetItemOutput,
+    put_item::PutItemInput, put_item::PutItemOutput, query::QueryInput, query::QueryOutput, scan::ScanInput,
+    scan::ScanOutput, transact_write_items::TransactWriteItemsInput, transact_write_items::TransactWriteItemsOutput,
+    update_item::UpdateItemInput, update_item::UpdateItemOutput,
 };
 use aws_sdk_dynamodb::types::{AttributeValue, ConsumedCapacity};
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -65,6 +67,23 @@ pub struct Op {
     /// See `sent`.
     #[serde(skip)]
     pub answered: u64,
+    /// The table it named (the first, for a batch or transaction), and the
+    /// index a `Query` or `Scan` read.
+    #[serde(skip)]
+    pub table: Option<String>,
+    /// See `table`.
+    #[serde(skip)]
+    pub index: Option<String>,
+    /// When the attempt started and ended, in seconds since the epoch (the
+    /// X-Ray span's times).
+    #[serde(skip)]
+    pub start: f64,
+    /// See `start`.
+    #[serde(skip)]
+    pub end: f64,
+    /// The HTTP status of its answer, if one came.
+    #[serde(skip)]
+    pub status: Option<u16>,
 }
 
 /// What a `Query` asked: the bounds of a `BETWEEN` key condition and its limit.
@@ -171,14 +190,63 @@ impl Observer {
 static CLOCK: AtomicU64 = AtomicU64::new(0);
 
 /// What the observer keeps of an operation until its answers.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Sent {
     at: u64,
     query: Option<Asked>,
+    table: Option<String>,
+    index: Option<String>,
 }
 
 impl Storable for Sent {
     type Storer = StoreReplace<Self>;
+}
+
+/// When the current attempt started (seconds since the epoch).
+#[derive(Clone, Copy, Debug)]
+struct AttemptStart(f64);
+
+impl Storable for AttemptStart {
+    type Storer = StoreReplace<Self>;
+}
+
+fn epoch_seconds() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The table an operation names (the first of a batch or transaction) and
+/// the index it reads.
+fn target(input: &aws_smithy_runtime_api::client::interceptors::context::Input) -> (Option<String>, Option<String>) {
+    if let Some(i) = input.downcast_ref::<QueryInput>() {
+        (i.table_name.clone(), i.index_name.clone())
+    } else if let Some(i) = input.downcast_ref::<ScanInput>() {
+        (i.table_name.clone(), i.index_name.clone())
+    } else if let Some(i) = input.downcast_ref::<GetItemInput>() {
+        (i.table_name.clone(), None)
+    } else if let Some(i) = input.downcast_ref::<PutItemInput>() {
+        (i.table_name.clone(), None)
+    } else if let Some(i) = input.downcast_ref::<UpdateItemInput>() {
+        (i.table_name.clone(), None)
+    } else if let Some(i) = input.downcast_ref::<DeleteItemInput>() {
+        (i.table_name.clone(), None)
+    } else if let Some(i) = input.downcast_ref::<BatchGetItemInput>() {
+        (i.request_items.as_ref().and_then(|m| m.keys().min().cloned()), None)
+    } else if let Some(i) = input.downcast_ref::<BatchWriteItemInput>() {
+        (i.request_items.as_ref().and_then(|m| m.keys().min().cloned()), None)
+    } else if let Some(i) = input.downcast_ref::<TransactWriteItemsInput>() {
+        let table = i.transact_items.iter().flatten().find_map(|t| {
+            let named = [
+                t.put.as_ref().map(|x| x.table_name.as_str()),
+                t.update.as_ref().map(|x| x.table_name.as_str()),
+                t.delete.as_ref().map(|x| x.table_name.as_str()),
+                t.condition_check.as_ref().map(|x| x.table_name.as_str()),
+            ];
+            named.into_iter().flatten().next().map(str::to_owned)
+        });
+        (table, None)
+    } else {
+        (None, None)
+    }
 }
 
 fn bound(input: &QueryInput, name: &str) -> Option<String> {
@@ -263,7 +331,18 @@ impl Intercept for Observer {
             high: bound(input, ":high"),
             limit: input.limit,
         });
-        cfg.interceptor_state().store_put(Sent { at: CLOCK.fetch_add(1, Ordering::SeqCst), query });
+        let (table, index) = target(ctx.input());
+        cfg.interceptor_state().store_put(Sent { at: CLOCK.fetch_add(1, Ordering::SeqCst), query, table, index });
+        Ok(())
+    }
+
+    fn read_before_attempt(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        cfg.interceptor_state().store_put(AttemptStart(epoch_seconds()));
         Ok(())
     }
 
@@ -281,16 +360,22 @@ impl Intercept for Observer {
             Some(Ok(output)) => (measure(output), false),
             _ => (((0.0, 0.0), 0), true),
         };
-        let sent = cfg.load::<Sent>().cloned();
+        let sent = cfg.load::<Sent>().cloned().unwrap_or_default();
+        let end = epoch_seconds();
         let op = Op {
             op: operation_name(cfg),
             rcu,
             wcu,
             items,
             failed,
-            query: sent.as_ref().and_then(|s| s.query.clone()),
-            sent: sent.map_or(0, |s| s.at),
+            query: sent.query,
+            sent: sent.at,
             answered: CLOCK.fetch_add(1, Ordering::SeqCst),
+            table: sent.table,
+            index: sent.index,
+            start: cfg.load::<AttemptStart>().map_or(end, |s| s.0),
+            end,
+            status: ctx.response().map(|r| r.status().as_u16()),
         };
         for usage in chain.iter().flat_map(|c| c.iter()).chain(&self.also) {
             usage.push(op.clone());

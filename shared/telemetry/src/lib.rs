@@ -20,6 +20,7 @@ pub use metrics;
 
 mod logs;
 mod metrics_emf;
+pub mod xray;
 
 pub use logs::{filter, init_logs, redacted, request, LOG_LEVEL_VAR, OWN_CRATES};
 pub use metrics_emf::{capacity, flush, handled_errors, DEFAULT_NAMESPACE, NAMESPACE_VAR};
@@ -217,6 +218,32 @@ mod tests {
             "invalid type: string \"…\", expected u8 at `…`"
         );
         assert_eq!(redacted(&"missing field listingId"), "missing field listingId");
+    }
+
+    /// Every line an invocation logs (the request line, an error) carries
+    /// the runtime's span: the request id and, when traced, the trace id.
+    #[test]
+    fn every_line_of_an_invocation_carries_its_request_and_trace_ids() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = json_lines(move || writer.clone()).finish();
+        let mut context = lambda_runtime::Context::default();
+        context.request_id = "r-7".into();
+        context.xray_trace_id =
+            Some("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1".into());
+        let dispatch = tracing::Dispatch::new(subscriber);
+        tracing::dispatcher::with_default(&dispatch, || {
+            let _span = lambda_runtime::layers::trace::request_span(&context).entered();
+            tracing::error!(target: "orders", "an error");
+            request("r-7", "GET /brands", 200, &Measured::default(), None);
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        for line in text.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(line["span"]["requestId"], "r-7", "{line}");
+            assert_eq!(line["span"]["xrayTraceId"], context.xray_trace_id.as_deref().unwrap(), "{line}");
+        }
     }
 
     #[tokio::test]

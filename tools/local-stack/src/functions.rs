@@ -58,7 +58,11 @@ impl HttpFunction {
     ) -> BoxFuture<'static, ApiGatewayV2httpResponse> {
         let mut context = Context::default();
         context.request_id = request_id.to_owned();
-        (self.call)(LambdaEvent::new(event, context))
+        // Sampled, as with active tracing: spans go to the stand-in daemon.
+        context.xray_trace_id = Some(crate::xray::new_trace_header());
+        // Lambda's runtime span: every line logged carries the request and trace ids.
+        let span = api::lambda_runtime::layers::trace::request_span(&context);
+        Box::pin(telemetry::tracing::Instrument::instrument((self.call)(LambdaEvent::new(event, context)), span))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod jwt;
 pub mod server;
 pub mod stream;
 pub mod template;
+pub mod xray;
 
 use api::{CursorKey, Deps};
 use store::aws_sdk_dynamodb::Client;

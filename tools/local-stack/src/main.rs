@@ -69,6 +69,8 @@ fn token(args: &[String]) -> Result<(), String> {
 async fn serve() -> Result<(), String> {
     let started = std::time::Instant::now();
     telemetry::init_logs();
+    // Before any other task runs: it sets AWS_XRAY_DAEMON_ADDRESS.
+    let daemon = local_stack::xray::start().await?;
     let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(3000);
     let table = std::env::var(store::TABLE_VAR).unwrap_or_else(|_| local_stack::DEFAULT_TABLE.to_owned());
     // Swagger UI for /docs, on first use; without it /docs says how to get it.
@@ -100,6 +102,7 @@ async fn serve() -> Result<(), String> {
         every.as_secs(),
         failures.display()
     );
+    println!("Traces:   each request's DynamoDB calls as `span` lines (X-Ray stand-in on udp {daemon})");
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
     println!("Docs:     http://127.0.0.1:{port}/docs (Authorize with a token below or ./dev token <sub>)");
     println!("Admin token: {}", jwt::mint(&jwt::secret(), "admin", true, 3600 * 12));

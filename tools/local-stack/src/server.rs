@@ -110,7 +110,7 @@ impl Gateway {
             Ok(b) => b.to_bytes(),
             Err(_) => return message(StatusCode::PAYLOAD_TOO_LARGE, "Request Entity Too Large"),
         };
-        let request_id = ulid::Ulid::new().to_string();
+        let request_id = ulid::Ulid::generate().to_string();
         let event = match to_event(&parts, &body, route, params, claims, peer, &request_id) {
             Ok(e) => e,
             Err(e) => return message(StatusCode::BAD_REQUEST, &e),

@@ -175,8 +175,11 @@ impl StreamPoller {
         report.batches += 1;
         report.records += batch.records.len();
         let mut context = Context::default();
-        context.request_id = ulid::Ulid::new().to_string();
-        let response = match stream_processor::handler(&self.store, LambdaEvent::new(batch, context)).await {
+        context.request_id = ulid::Ulid::generate().to_string();
+        context.xray_trace_id = Some(crate::xray::new_trace_header());
+        let span = lambda_runtime::layers::trace::request_span(&context);
+        let invocation = stream_processor::handler(&self.store, LambdaEvent::new(batch, context));
+        let response = match telemetry::tracing::Instrument::instrument(invocation, span).await {
             Ok(r) => r,
             Err(never) => match never {},
         };
