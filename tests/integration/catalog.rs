@@ -237,22 +237,29 @@ async fn pages_cover_everything_once_and_cursors_stay_with_their_query() {
 }
 
 #[tokio::test]
-async fn create_product_checks_brand_and_category_in_one_transaction() {
+async fn create_product_reads_brand_and_category_then_puts_it() {
     let t = TestTable::with_demo_data().await;
     let body = |brand: &str, category: &str| json!({ "name": "Thing", "brandId": brand, "categoryId": category, "price": 1, "stockLevel": 1, "description": "d" });
     let ok = catalog(&t.deps, req("POST /products").by(As::Admin).json(body("acme", "books"))).await;
     assert_eq!(ok.status, 201);
     assert_eq!(ok.body["description"], "d");
-    assert_eq!(t.requests(), ["TransactWriteItems"]);
+    assert_eq!(
+        t.requests(),
+        ["GetItem", "GetItem", "TransactWriteItems"],
+        "brand and category read, no condition check"
+    );
+    let again = catalog(&t.deps, req("POST /products").by(As::Admin).json(body("acme", "books"))).await;
+    assert_eq!(again.status, 201);
+    assert_eq!(t.requests(), ["TransactWriteItems"], "both remembered (api::cache)");
     let no_brand = catalog(&t.deps, req("POST /products").by(As::Admin).json(body("nobody", "books"))).await;
     assert_eq!(no_brand.status, 400);
     assert!(no_brand.body["error"]["message"].as_str().unwrap().contains("brand `nobody`"));
     let no_category = catalog(&t.deps, req("POST /products").by(As::Admin).json(body("acme", "nothing"))).await;
     assert_eq!(no_category.status, 400);
     assert!(no_category.body["error"]["message"].as_str().unwrap().contains("category `nothing`"));
-    assert_eq!(t.requests(), ["TransactWriteItems", "TransactWriteItems"]);
+    assert_eq!(t.requests(), ["GetItem", "GetItem"], "what is missing is read each time, nothing written");
     let listed = catalog(&t.deps, req("GET /categories/{categoryId}/products").path("categoryId", "books")).await;
-    assert_eq!(listed.items().len(), 2, "the demo book and the new one; nothing half-written");
+    assert_eq!(listed.items().len(), 3, "the demo book and the two new ones; nothing half-written");
 }
 
 /// 50 concurrent decrements of 1 on a stock of 20: exactly 20 succeed,

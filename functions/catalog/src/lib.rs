@@ -13,6 +13,7 @@ use keyschema::access;
 use keyschema::keys;
 use keyschema::write;
 use keyschema::Entity;
+use keyschema::KeyQuery;
 use serde::Deserialize;
 use store::item::from_item;
 
@@ -29,14 +30,42 @@ api::routes! {
     "GET /categories/{categoryId}/products" => category_products,
 }
 
-/// Catalog AP1: all brands, by id. `Query pk = BRANDS`.
-async fn list_brands(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    app.list::<Brand>(&access::brands()?, &req.page(&[])?).await
+/// First pages of the brand and category lists, by table, list and limit: every
+/// instance would otherwise read the one `BRANDS` or `CATEGORIES` partition
+/// on each request (see `api::cache`; up to a minute stale).
+static FIRST_PAGES: api::cache::Ttl<(String, &'static str, u16), Response> = api::cache::Ttl::new(api::cache::LIST_TTL);
+
+/// A list's first page from memory if recent, else read (and remembered).
+async fn cached_first_page<T>(
+    app: &Deps,
+    list: &'static str,
+    query: &KeyQuery,
+    req: &Request,
+) -> Result<Response, ApiError>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let page = req.page(&[])?;
+    if page.cursor.is_some() {
+        return app.list::<T>(query, &page).await;
+    }
+    let entry = (app.store.table().to_owned(), list, page.limit);
+    if let Some(hit) = FIRST_PAGES.get(&entry) {
+        return Ok(hit);
+    }
+    let response = app.list::<T>(query, &page).await?;
+    FIRST_PAGES.put(entry, response.clone());
+    Ok(response)
 }
 
-/// Catalog AP2: all categories, by id. `Query pk = CATEGORIES`.
+/// Catalog AP1: all brands, by id. `Query pk = BRANDS` (first page cached a minute).
+async fn list_brands(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    cached_first_page::<Brand>(app, "brands", &access::brands()?, &req).await
+}
+
+/// Catalog AP2: all categories, by id. `Query pk = CATEGORIES` (first page cached a minute).
 async fn list_categories(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    app.list::<Category>(&access::categories()?, &req.page(&[])?).await
+    cached_first_page::<Category>(app, "categories", &access::categories()?, &req).await
 }
 
 /// Body of `POST /brands` and `POST /categories`.
@@ -84,7 +113,11 @@ async fn put_new<E: Entity + serde::Serialize>(
     conflict: impl FnOnce() -> String,
 ) -> Result<Response, ApiError> {
     match app.store.put_new(entity).await {
-        Ok(()) => Response::created(entity),
+        Ok(()) => {
+            // This instance lists it at once; others within a minute.
+            FIRST_PAGES.clear();
+            Response::created(entity)
+        }
         Err(e) if e.is_conditional_check_failed() => Err(ApiError::conflict(conflict())),
         Err(e) => Err(e.into()),
     }
@@ -102,8 +135,8 @@ struct NewProduct {
     description: Option<Description>,
 }
 
-/// Creates a product (admin) in one `TransactWriteItems`: the product put
-/// if absent, plus condition checks that its brand and category exist.
+/// Creates a product (admin): its brand and category read (they existed
+/// when read; cached, see `api::cache`), then the product put if absent.
 async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let body: NewProduct = req.json()?;
@@ -125,20 +158,18 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
         created_at: now.clone(),
         updated_at: now,
     };
+    // Read, not condition-checked in the transaction: every product of a
+    // brand or category would otherwise hold its one item (a hot key).
+    if !api::cache::exists(&app.store, &keys::brand(&product.brand_id)?).await? {
+        return Err(ApiError::bad_request(format!("brand `{}` does not exist", product.brand_id)));
+    }
+    if !api::cache::exists(&app.store, &keys::category(&product.category_id)?).await? {
+        return Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)));
+    }
     let mut tx = app.store.transaction().with_token(product.product_id.to_string());
     tx.put_new("product", &product)?;
-    tx.must_exist("brand", &keys::brand(&product.brand_id)?)?;
-    tx.must_exist("category", &keys::category(&product.category_id)?)?;
-    match tx.send().await {
-        Ok(()) => Response::created(&product),
-        Err(e) if e.failed("brand") => {
-            Err(ApiError::bad_request(format!("brand `{}` does not exist", product.brand_id)))
-        }
-        Err(e) if e.failed("category") => {
-            Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)))
-        }
-        Err(e) => Err(e.into()),
-    }
+    tx.send().await?;
+    Response::created(&product)
 }
 
 /// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.

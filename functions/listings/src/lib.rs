@@ -8,7 +8,7 @@
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Listing, ListingStatus, Money};
+use domain::model::{Listing, ListingStatus, Money, User, UserRole};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -38,10 +38,10 @@ struct NewListing {
     description: Option<Description>,
 }
 
-/// Lists an item for sale; the seller is the caller. One
-/// `TransactWriteItems`: the listing put if absent, its category checked to
-/// exist, and the seller's user record set to role `both` (it must exist:
-/// only signed-up users sell).
+/// Lists an item for sale; the seller is the caller. Its category is read
+/// (it existed when read; cached, see `api::cache`) and so is the seller
+/// (only signed-up users sell); then one `TransactWriteItems`: the listing
+/// put if absent and, the first time, the seller's role set to `both`.
 async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let body: NewListing = req.json()?;
@@ -61,15 +61,24 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         created_at: now.clone(),
         updated_at: now.clone(),
     };
+    // Read, not condition-checked in the transaction: every new listing of
+    // a category would otherwise hold the category's item (a hot key).
+    if !api::cache::exists(&app.store, &keys::category(&listing.category_id)?).await? {
+        return Err(ApiError::bad_request(format!("category `{}` does not exist", listing.category_id)));
+    }
+    let seller = app.store.get::<User>(&keys::user(&caller.user_id)?).await?;
+    let Some(seller) = seller else {
+        return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
+    };
     let mut tx = app.store.transaction();
     tx.put_new("listing", &listing)?;
-    tx.must_exist("category", &keys::category(&listing.category_id)?)?;
-    tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
+    // The seller's record is written only the first time (a busy seller's
+    // item is not rewritten by every listing).
+    if seller.role != UserRole::Both {
+        tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
+    }
     match tx.send().await {
         Ok(()) => Response::created(&listing),
-        Err(e) if e.failed("category") => {
-            Err(ApiError::bad_request(format!("category `{}` does not exist", listing.category_id)))
-        }
         Err(e) if e.failed("seller") => Err(ApiError::forbidden("sign up (POST /users) before listing items")),
         Err(e) => Err(e.into()),
     }

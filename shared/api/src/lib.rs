@@ -8,6 +8,7 @@
 //! `template.yaml` and served by the local stack).
 
 mod body;
+pub mod cache;
 mod claims;
 mod cursor;
 mod error;

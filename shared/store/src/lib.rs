@@ -11,6 +11,7 @@ pub mod budget;
 pub mod client;
 mod error;
 pub mod item;
+mod operation_facts;
 pub mod table;
 pub mod tx;
 pub mod usage;

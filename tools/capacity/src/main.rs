@@ -1,0 +1,333 @@
+//! `./dev capacity [--mix FILE]`: the capacity model. A traffic mix (the
+//! checked-in `tools/capacity/mix.json` by default) is evaluated request by
+//! request over many draws of its skew (the hot category, seller, listing,
+//! product and brand with their shares; fresh buyers, orders and new
+//! listings), each request's item actions derived from the key design
+//! (`requests.rs`), priced by DynamoDB's documented rules:
+//!
+//! - reads: 4 KB units, 0.5 RCU eventually consistent, 1 RCU strongly; a
+//!   Query sums the sizes of the items it reads before rounding;
+//! - writes: 1 KB units, 1 WCU, 2 WCU in a transaction (condition checks
+//!   included, priced as the write they guard); each index copy a write
+//!   rewrites is 1 WCU per KB on that index's partition (every index
+//!   projects all attributes, so any change of an indexed item rewrites it);
+//! - a partition (table or index) serves at most 3,000 RCU/s and 1,000
+//!   WCU/s; two transactions on one item in flight together cancel.
+//!
+//! It prints the hottest partitions with their load at 1x and the multiple
+//! at which each crosses a limit, the items most written by transactions
+//! with the multiple at which they contend, and the stream processor's
+//! records per second against what the template's settings allow. Exits 1
+//! when a partition crosses a limit below 1000x (but those named with
+//! `--allow "INDEX PARTITION"`). `--all` prints every partition.
+
+mod requests;
+
+use std::collections::BTreeMap;
+
+use domain::ids::{BrandId, CategoryId, ListingId, OrderId, ProductId, ReviewId, UserId};
+use keyschema::table::Index;
+use requests::{Action, Ids, Sizes};
+use serde::Deserialize;
+
+/// Draws of the skew per request kind.
+const DRAWS: usize = 200;
+/// Partition limits.
+const MAX_RCU: f64 = 3000.0;
+const MAX_WCU: f64 = 1000.0;
+/// Two transactions on one item contend when the expected number in
+/// flight together (rate x duration) passes this.
+const CONTENDED: f64 = 0.05;
+const MULTIPLES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Mix {
+    requests_per_second: BTreeMap<String, f64>,
+    hot_share: BTreeMap<String, f64>,
+    item_kb: Sizes,
+    page_items: f64,
+    transaction_seconds: f64,
+    request_seconds: f64,
+    stream: Stream,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stream {
+    /// Shards at 1x (more as the table's partitions grow).
+    shards: f64,
+    /// How long one batch takes.
+    batch_seconds: f64,
+    /// Records one invocation processes per second.
+    records_per_invocation_second: f64,
+}
+
+/// Load at 1x: per partition, per item in transactions, and coalesced
+/// writes (one per stream batch and aggregate, capped by the batches).
+#[derive(Default)]
+struct Load {
+    rcu: BTreeMap<(String, String), f64>,
+    wcu: BTreeMap<(String, String), f64>,
+    coalesced_wcu: BTreeMap<(String, String), f64>,
+    coalesced_rate: BTreeMap<(String, String), f64>,
+    tx_per_item: BTreeMap<String, f64>,
+    records: f64,
+}
+
+fn index_name(index: Index) -> String {
+    format!("{index:?}").to_uppercase().replace("TABLE", "table")
+}
+
+fn units(kb: f64, unit: f64) -> f64 {
+    (kb / unit).ceil().max(1.0)
+}
+
+/// The entities of draw `j`: each dimension's hot entity in its share of
+/// the draws (spread evenly), a cold one of its own otherwise.
+fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
+    let hot = |dimension: &str, offset: usize| {
+        let share = mix.hot_share.get(dimension).copied().unwrap_or(0.0);
+        (((j + offset * 37) % DRAWS) as f64) < share * DRAWS as f64
+    };
+    let ulid = |tag: u128, n: usize| ulid::Ulid::from_parts(1_790_000_000_000, (tag << 64) | n as u128);
+    let p = |s: String| s.parse::<CategoryId>().map_err(|e| format!("{s}: {e}"));
+    Ok(Ids {
+        category: if hot("category", 0) { p("books".into())? } else { p(format!("cat-{j}"))? },
+        brand: (if hot("brand", 1) { "acme".to_owned() } else { format!("brand-{j}") })
+            .parse::<BrandId>()
+            .map_err(|e| e.to_string())?,
+        seller: (if hot("seller", 2) { "mega-seller".to_owned() } else { format!("seller-{j}") })
+            .parse::<UserId>()
+            .map_err(|e| e.to_string())?,
+        listing: ListingId::from_ulid(ulid(1, if hot("listing", 3) { DRAWS } else { j })),
+        product: ProductId::from_ulid(ulid(2, if hot("product", 4) { DRAWS } else { j })),
+        buyer: format!("buyer-{j}").parse::<UserId>().map_err(|e| e.to_string())?,
+        new_listing: ListingId::from_ulid(ulid(3, j)),
+        sold_listing: ListingId::from_ulid(ulid(6, j)),
+        order: OrderId::from_ulid(ulid(4, j)),
+        review: ReviewId::from_ulid(ulid(5, j)),
+    })
+}
+
+fn evaluate(mix: &Mix) -> Result<Load, String> {
+    let mut load = Load::default();
+    let total: f64 = mix.requests_per_second.values().sum();
+    for (kind, rate) in &mix.requests_per_second {
+        let weight = rate / DRAWS as f64;
+        for j in 0..DRAWS {
+            let ids = ids_of(j, mix)?;
+            let actions =
+                requests::actions(kind, &ids, mix.item_kb, mix.page_items).map_err(|e| format!("{kind}: {e}"))?;
+            for action in actions {
+                match action {
+                    Action::Read { index, pk, items, kb, consistent, ttl } => {
+                        let rcu = units(items * kb, 4.0) * if consistent { 1.0 } else { 0.5 };
+                        // Cached: each function instance reads once per TTL;
+                        // instances ~ all requests/s x their duration.
+                        let fresh = ttl.map_or(1.0, |ttl| (total * mix.request_seconds / (ttl * rate)).min(1.0));
+                        *load.rcu.entry((index_name(index), pk)).or_default() += weight * rcu * fresh;
+                    }
+                    Action::Write { key, kb, tx, check, copies, stream, coalesced } => {
+                        let wcu = units(kb, 1.0) * if tx { 2.0 } else { 1.0 };
+                        let mut written = vec![(("table".to_owned(), key.pk.clone()), wcu)];
+                        written.extend(copies.into_iter().map(|(index, pk)| ((index_name(index), pk), units(kb, 1.0))));
+                        for (partition, wcu) in written {
+                            if coalesced {
+                                *load.coalesced_rate.entry(partition.clone()).or_default() += weight;
+                                *load.coalesced_wcu.entry(partition).or_default() += weight * wcu;
+                            } else {
+                                *load.wcu.entry(partition).or_default() += weight * wcu;
+                            }
+                        }
+                        if tx {
+                            *load.tx_per_item.entry(format!("{} / {}", key.pk, key.sk)).or_default() += weight;
+                        }
+                        if stream && !check {
+                            load.records += weight;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(load)
+}
+
+/// The stream processor's reserved concurrency and parallelization factor
+/// as template.yaml deploys them by default.
+fn template_stream_settings() -> Result<(f64, f64), String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let default_of = |parameter: &str| -> Option<f64> {
+        let at = text.find(&format!("\n  {parameter}:"))?;
+        let rest = &text[at..];
+        let line = rest.lines().find(|l| l.trim_start().starts_with("Default:"))?;
+        line.trim_start().trim_start_matches("Default:").trim().parse().ok()
+    };
+    let reserved =
+        default_of("StreamProcessorReservedConcurrency").ok_or("template.yaml: StreamProcessorReservedConcurrency")?;
+    let parallelization = default_of("StreamProcessorParallelizationFactor").unwrap_or(1.0);
+    Ok((reserved, parallelization))
+}
+
+/// The lowest multiple at which `per_x(m)` passes `limit` (bisection over 1..10^6), if any.
+fn crossing(per_x: impl Fn(f64) -> f64, limit: f64) -> Option<f64> {
+    if per_x(1_000_000.0) <= limit {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1_000_000.0f64);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if per_x(mid) > limit {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = match args.iter().position(|a| a == "--mix") {
+        Some(i) => args.get(i + 1).cloned().unwrap_or_default(),
+        None => concat!(env!("CARGO_MANIFEST_DIR"), "/mix.json").to_owned(),
+    };
+    // `--allow "GSI2 CATEGORY#books"`: a partition known to cross (the
+    // work left in issue 20); any other crossing still fails.
+    let allowed: Vec<String> = args.windows(2).filter(|w| w[0] == "--allow").map(|w| w[1].clone()).collect();
+    let all = args.iter().any(|a| a == "--all");
+    match run(&path, &allowed, all) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("capacity: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let mix: Mix = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    let load = evaluate(&mix)?;
+    let total: f64 = mix.requests_per_second.values().sum();
+    let batches_per_second = mix.stream.shards / mix.stream.batch_seconds;
+    println!("capacity model: {path}, {total} requests/s at 1x, {DRAWS} draws of the skew per request kind");
+    println!("limits per partition: {MAX_RCU} RCU/s, {MAX_WCU} WCU/s; coalesced aggregate writes capped at {batches_per_second:.0} batches/s");
+    println!();
+    println!("{:<6} {:<58} {:>9} {:>9} {:>10}", "index", "partition", "RCU/s 1x", "WCU/s 1x", "limit at");
+    let mut rows = Vec::new();
+    let keys: std::collections::BTreeSet<_> =
+        load.rcu.keys().chain(load.wcu.keys()).chain(load.coalesced_wcu.keys()).cloned().collect();
+    for key in keys {
+        let r = load.rcu.get(&key).copied().unwrap_or(0.0);
+        let w = load.wcu.get(&key).copied().unwrap_or(0.0);
+        let c = load.coalesced_wcu.get(&key).copied().unwrap_or(0.0);
+        // One write per batch and aggregate at most, whatever the rate.
+        let c_rate = load.coalesced_rate.get(&key).copied().unwrap_or(0.0);
+        let wcu_at = |m: f64| w * m + if c_rate > 0.0 { c * m.min(batches_per_second / c_rate) } else { 0.0 };
+        let at = [crossing(|m| r * m, MAX_RCU), crossing(wcu_at, MAX_WCU)]
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        rows.push((at, key, r, w + c));
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.2.total_cmp(&a.2)));
+    let mut ok = true;
+    for (at, (index, pk), r, w) in rows.iter().take(if all { usize::MAX } else { 14 }) {
+        let flag = if *at < 1000.0 { "  <- below 1000x" } else { "" };
+        let at = if at.is_finite() { format!("{at:.0}x") } else { "never".into() };
+        println!("{index:<6} {pk:<58} {r:>9.2} {w:>9.2} {at:>10}{flag}");
+    }
+    let over: Vec<String> = rows.iter().filter(|r| r.0 < 1000.0).map(|r| format!("{} {}", r.1 .0, r.1 .1)).collect();
+    let known: Vec<&String> = over.iter().filter(|k| allowed.contains(k)).collect();
+    if known.len() < over.len() {
+        ok = false;
+    }
+    if !known.is_empty() {
+        println!("known to cross below 1000x (--allow): {known:?}");
+    }
+    println!();
+    println!("{:<78} {:>8} {:>12}", "items in transactions", "tx/s 1x", "contend at");
+    let mut items: Vec<_> = load.tx_per_item.iter().collect();
+    items.sort_by(|a, b| b.1.total_cmp(a.1));
+    for (item, rate) in items.iter().take(8) {
+        let at = CONTENDED / (**rate * mix.transaction_seconds);
+        println!("{item:<78} {rate:>8.2} {:>11.0}x", at);
+    }
+    println!();
+    // The stream has about a shard per table partition: one per 1,000 WCU/s
+    // of table writes (at least the mix's starting count).
+    let (reserved, parallelization) = template_stream_settings()?;
+    let table_wcu: f64 =
+        load.wcu.iter().chain(&load.coalesced_wcu).filter(|((i, _), _)| i == "table").map(|(_, w)| w).sum();
+    let capacity_at = |m: f64| {
+        let shards = (m * table_wcu / MAX_WCU).ceil().max(mix.stream.shards);
+        reserved.min(shards * parallelization) * mix.stream.records_per_invocation_second
+    };
+    let enough_up_to = crossing(|m| m * load.records - capacity_at(m), 0.0).unwrap_or(f64::INFINITY);
+    let needed = (1000.0 * load.records / mix.stream.records_per_invocation_second).ceil();
+    println!(
+        "stream processor: {:.1} records/s at 1x; template: reserved concurrency {reserved}, parallelization {parallelization}, \
+         {:.0} records/s per invocation: enough up to {enough_up_to:.0}x (1000x needs {needed} concurrent invocations)",
+        load.records, mix.stream.records_per_invocation_second
+    );
+    for m in MULTIPLES {
+        let n = rows.iter().filter(|r| r.0 <= m).count();
+        println!("at {m:>6}x: {n} partitions over a limit");
+    }
+    println!(
+        "{}",
+        if ok && over.is_empty() {
+            "no key over a limit below 1000x"
+        } else if ok {
+            "no key over a limit below 1000x but the allowed ones"
+        } else {
+            "FAIL: keys over a limit below 1000x (above)"
+        }
+    );
+    Ok(ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mix(requests: &str, category_share: f64) -> Mix {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/mix.json")).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        value["requestsPerSecond"] = serde_json::from_str(requests).unwrap();
+        value["hotShare"]["category"] = category_share.into();
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_browse_reads_its_category_partition_at_the_documented_price() {
+        // 20 listings of 0.6 KB: 12 KB, 3 units of 4 KB, eventually consistent.
+        let load = evaluate(&mix(r#"{"browse category": 100}"#, 1.0)).unwrap();
+        let rcu = load.rcu[&("GSI2".to_owned(), "CATEGORY#books".to_owned())];
+        assert!((rcu - 150.0).abs() < 1e-9, "{rcu}");
+        let spread = evaluate(&mix(r#"{"browse category": 100}"#, 0.0)).unwrap();
+        assert!(!spread.rcu.contains_key(&("GSI2".to_owned(), "CATEGORY#books".to_owned())));
+        assert!(spread.rcu.values().all(|r| *r < 1.0), "200 cold categories share the load");
+    }
+
+    #[test]
+    fn a_listing_create_writes_the_listing_in_a_transaction_and_its_indexes() {
+        let load = evaluate(&mix(r#"{"create listing": 10}"#, 1.0)).unwrap();
+        // The put in GSI1 (seller), the stream's write in GSI1-3: no
+        // category item in any transaction, the category read from memory.
+        assert!(!load.tx_per_item.keys().any(|k| k.starts_with("CATEGORIES")), "{:?}", load.tx_per_item);
+        let gsi2 = load.wcu[&("GSI2".to_owned(), "CATEGORY#books".to_owned())];
+        assert!((gsi2 - 10.0).abs() < 1e-9, "one index copy per new listing: {gsi2}");
+    }
+
+    #[test]
+    fn crossings_are_found_by_bisection() {
+        let at = crossing(|m| 2.0 * m, 3000.0).unwrap();
+        assert!((at - 1500.0).abs() < 1e-6);
+        assert_eq!(crossing(|_| 1.0, 3000.0), None);
+    }
+}

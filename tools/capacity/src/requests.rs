@@ -1,0 +1,380 @@
+//! What each request of the mix does to the table, item by item: its reads
+//! (which index, which partition), its writes (which item, in a transaction
+//! or not, which index copies they rewrite) and what the stream processor
+//! then writes for it. The steps per request mirror the handlers; every key,
+//! every query and every index a write touches comes from the key design
+//! itself (`keyschema`: the declarations, their access functions and the
+//! changes of `write`), so a key change shows up here without an edit.
+
+use domain::ids::{BrandId, CategoryId, ListingId, OrderId, ProductId, ReviewId, UserId};
+use domain::model::{ListingStatus, Money, OrderStatus, Party, UserRole};
+use keyschema::decl::{EntityDecl, SchemaError};
+use keyschema::entities::{self, Entity};
+use keyschema::table::Index;
+use keyschema::value::{Attrs, Value};
+use keyschema::{access, keys, write, Change, Key, KeyQuery};
+
+/// The entities one evaluation uses: the hot ones of each skew dimension,
+/// and fresh ids (new listings, orders, buyers) that spread over the table.
+pub struct Ids {
+    pub category: CategoryId,
+    pub brand: BrandId,
+    pub seller: UserId,
+    pub listing: ListingId,
+    pub product: ProductId,
+    pub buyer: UserId,
+    pub new_listing: ListingId,
+    /// The listing an order buys: each is sold once, so never a hot one.
+    pub sold_listing: ListingId,
+    pub order: OrderId,
+    pub review: ReviewId,
+}
+
+/// One item-level action.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A read of `items` items of `kb` each from one partition; `ttl`: the
+    /// seconds a function instance keeps the answer (`api::cache`).
+    Read { index: Index, pk: String, items: f64, kb: f64, consistent: bool, ttl: Option<f64> },
+    /// A write (or a transaction's condition check) of one table item, with
+    /// the index copies it rewrites (every index the item is in, before or
+    /// after: the indexes project all attributes).
+    Write { key: Key, kb: f64, tx: bool, check: bool, copies: Vec<(Index, String)>, stream: bool, coalesced: bool },
+}
+
+/// Item sizes (KB) by kind, from the mix file.
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+pub struct Sizes {
+    pub listing: f64,
+    pub product: f64,
+    pub user: f64,
+    pub order: f64,
+    pub small: f64,
+}
+
+type R = Result<Vec<Action>, SchemaError>;
+
+fn read(q: KeyQuery, items: f64, kb: f64) -> Action {
+    Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None }
+}
+
+fn get(key: Key, kb: f64, consistent: bool) -> Action {
+    Action::Read { index: Index::Table, pk: key.pk, items: 1.0, kb, consistent, ttl: None }
+}
+
+/// Index partitions an item with `attrs` is in.
+fn indexes_of(decl: &EntityDecl, attrs: &Attrs) -> Result<Vec<(Index, String)>, SchemaError> {
+    let keys = decl.item_keys(attrs)?;
+    Ok(keys.keys.iter().filter(|(i, _)| **i != Index::Table).map(|(i, k)| (*i, k.pk.clone())).collect())
+}
+
+/// A new item put with the keys its write adds.
+fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> {
+    let keys = record.item_keys()?;
+    let copies = keys.keys.iter().filter(|(i, _)| **i != Index::Table).map(|(i, k)| (*i, k.pk.clone())).collect();
+    Ok(Action::Write { key: keys.table().clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
+}
+
+/// A change of an item whose fields were `before`: the index copies of
+/// every index it is in before or after.
+fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool) -> Result<Action, SchemaError> {
+    let mut after = before.clone();
+    for (name, value) in &change.set {
+        after.insert((*name).to_owned(), value.clone());
+    }
+    for name in &change.remove {
+        after.remove(*name);
+    }
+    let mut copies = indexes_of(decl, before)?;
+    for c in indexes_of(decl, &after)? {
+        if !copies.contains(&c) {
+            copies.push(c);
+        }
+    }
+    Ok(Action::Write { key: change.key.clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
+}
+
+/// A read answered from the function's memory for `ttl` seconds.
+fn cached(action: Action, seconds: f64) -> Action {
+    match action {
+        Action::Read { index, pk, items, kb, consistent, .. } => {
+            Action::Read { index, pk, items, kb, consistent, ttl: Some(seconds) }
+        }
+        write => write,
+    }
+}
+
+#[allow(dead_code)]
+fn check(key: Key, kb: f64) -> Action {
+    Action::Write { key, kb, tx: true, check: true, copies: Vec::new(), stream: false, coalesced: false }
+}
+
+fn attrs<E: serde::Serialize>(record: &E) -> Attrs {
+    keyschema::value::attrs_of(record).unwrap_or_default()
+}
+
+const NOW: &str = "2026-11-23T00:00:00.000Z";
+
+fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domain::model::Listing {
+    domain::model::Listing {
+        listing_id: *id,
+        seller_id: ids.seller.clone(),
+        title: "A title".into(),
+        price: Money::from_cents(2500),
+        category_id: ids.category.clone(),
+        description: None,
+        status,
+        favorite_count: 3,
+        created_at: NOW.into(),
+        updated_at: NOW.into(),
+    }
+}
+
+fn user(id: &UserId, role: UserRole) -> domain::model::User {
+    domain::model::User {
+        user_id: id.clone(),
+        name: "A name".into(),
+        email: format!("{id}@example.com").parse().unwrap_or_else(|_| "x@example.com".parse().expect("an email")),
+        role,
+        rating_sum: 40,
+        review_count: 10,
+        created_at: NOW.into(),
+        updated_at: NOW.into(),
+    }
+}
+
+fn product(ids: &Ids) -> domain::model::Product {
+    domain::model::Product {
+        product_id: ids.product,
+        name: "A product".into(),
+        brand_id: ids.brand.clone(),
+        category_id: ids.category.clone(),
+        price: Money::from_cents(1999),
+        stock_level: 500,
+        description: None,
+        created_at: NOW.into(),
+        updated_at: NOW.into(),
+    }
+}
+
+fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::model::Order {
+    domain::model::Order {
+        order_id: ids.order,
+        buyer_id: ids.buyer.clone(),
+        seller_id: listing.then(|| ids.seller.clone()),
+        listing_id: listing.then_some(ids.sold_listing),
+        lines: if listing {
+            Vec::new()
+        } else {
+            vec![domain::model::OrderLine { item_id: ids.product.to_string(), qty: 1 }]
+        },
+        status,
+        total: Money::from_cents(2500),
+        shard: domain::shard::order_shard(&ids.order, domain::shard::DEFAULT_SHARD_COUNT),
+        buyer_review_id: None,
+        seller_review_id: None,
+        created_at: NOW.into(),
+        updated_at: NOW.into(),
+    }
+}
+
+/// The stream processor's aggregate write for a counted instance: the
+/// marker (its own partition) and the aggregate, one transaction per batch
+/// and aggregate (coalesced).
+fn counted(marker: Key, aggregate: Action) -> Vec<Action> {
+    let marker =
+        Action::Write { key: marker, kb: 0.2, tx: true, check: false, copies: vec![], stream: false, coalesced: false };
+    let aggregate = match aggregate {
+        Action::Write { key, kb, copies, .. } => {
+            Action::Write { key, kb, tx: true, check: false, copies, stream: false, coalesced: true }
+        }
+        read => read,
+    };
+    vec![marker, aggregate]
+}
+
+/// The actions of one request of `kind`.
+pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
+    let listing_decl = &entities::listing::ENTITY;
+    let active = attrs(&listing(ids, &ids.listing, ListingStatus::Active));
+    Ok(match kind {
+        "browse category" => vec![read(access::category_listings(&ids.category)?, page, kb.listing)],
+        "browse by price" => {
+            let q = access::listings_by_price(&ids.category, Money::from_cents(0), Money::from_cents(100_000))?;
+            vec![read(q, page, kb.listing)]
+        }
+        "get listing" => vec![get(keys::listing(&ids.listing)?, kb.listing, false)],
+        "seller listings" => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
+        "get product" => vec![get(keys::product(&ids.product)?, kb.product, false)],
+        "products by category" => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],
+        "products by brand" => vec![read(access::products_by_brand(&ids.brand)?, page, kb.product)],
+        // First pages from memory for a minute (catalog's FIRST_PAGES).
+        "list categories" => vec![cached(read(access::categories()?, page, kb.small), 60.0)],
+        "list brands" => vec![cached(read(access::brands()?, page, kb.small), 60.0)],
+        "create listing" => {
+            let new = listing(ids, &ids.new_listing, ListingStatus::Active);
+            let seller = attrs(&user(&ids.seller, UserRole::Both));
+            let to_seller = write::user::become_seller(&ids.seller, NOW)?;
+            let _ = (seller, to_seller);
+            // The category read (remembered five minutes), the seller read
+            // (already a seller: not rewritten), the listing put.
+            let mut out = vec![
+                cached(get(keys::category(&ids.category)?, kb.small, false), 300.0),
+                get(keys::user(&ids.seller)?, kb.user, false),
+                put(&new, kb.listing, true)?,
+            ];
+            // The stream processor adds its browse and price keys: one more
+            // write of the item, in every index it is in.
+            let none = Change::of(keys::listing(&ids.new_listing)?, NOW);
+            out.push(update(listing_decl, &attrs(&new), &none, kb.listing, false)?);
+            out
+        }
+        "update listing price" => {
+            let change = Change::of(keys::listing(&ids.listing)?, NOW)
+                .set(write::attr::PRICE, Value::n(Money::from_cents(2600)));
+            let after_write = update(listing_decl, &active, &change, kb.listing, false)?;
+            // The stream processor moves the price key: one more write.
+            vec![after_write.clone(), after_write]
+        }
+        "add favorite" | "remove favorite" => {
+            let adding = kind == "add favorite";
+            let mut out = if adding {
+                vec![get(keys::listing(&ids.listing)?, kb.listing, false), get(keys::user(&ids.buyer)?, kb.user, false)]
+            } else {
+                Vec::new()
+            };
+            let favorite = domain::model::Favorite {
+                user_id: ids.buyer.clone(),
+                listing_id: ids.listing,
+                favorite_id: domain::ids::FavoriteId::generate(),
+                created_at: NOW.into(),
+            };
+            let mut w = put(&favorite, kb.small, !adding)?;
+            if let Action::Write { tx, .. } = &mut w {
+                *tx = !adding;
+            }
+            out.push(w);
+            let count = Change::of(keys::listing(&ids.listing)?, NOW).add(write::attr::FAVORITE_COUNT, 1);
+            let aggregate = update(listing_decl, &active, &count, kb.listing, true)?;
+            out.extend(counted(keys::favorite_marker(&ids.buyer, &ids.listing)?, aggregate));
+            out
+        }
+        "place listing order" => {
+            let o = order(ids, true, OrderStatus::Pending);
+            let sell = write::listing::sell(&ids.sold_listing, &ids.seller, Money::from_cents(2500), NOW)?;
+            vec![
+                get(keys::idempotency(&ids.buyer, "POST /orders", "k")?, kb.small, true),
+                get(keys::listing(&ids.sold_listing)?, kb.listing, false),
+                get(keys::user(&ids.buyer)?, kb.user, false),
+                Action::Write {
+                    key: keys::idempotency(&ids.buyer, "POST /orders", "k")?,
+                    kb: kb.small,
+                    tx: true,
+                    check: false,
+                    copies: vec![],
+                    stream: true,
+                    coalesced: false,
+                },
+                put(&o, kb.order, true)?,
+                Action::Write {
+                    key: keys::order_item(&ids.order, &ids.sold_listing.to_string())?,
+                    kb: kb.small,
+                    tx: true,
+                    check: false,
+                    copies: vec![],
+                    stream: true,
+                    coalesced: false,
+                },
+                update(
+                    listing_decl,
+                    &attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active)),
+                    &sell,
+                    kb.listing,
+                    true,
+                )?,
+            ]
+        }
+        "place catalog order" => {
+            let o = order(ids, false, OrderStatus::Pending);
+            let take = write::product::take_for_order(&ids.product, 1, Money::from_cents(1999), NOW)?;
+            vec![
+                get(keys::idempotency(&ids.buyer, "POST /orders", "k")?, kb.small, true),
+                get(keys::product(&ids.product)?, kb.product, false),
+                get(keys::user(&ids.buyer)?, kb.user, false),
+                Action::Write {
+                    key: keys::idempotency(&ids.buyer, "POST /orders", "k")?,
+                    kb: kb.small,
+                    tx: true,
+                    check: false,
+                    copies: vec![],
+                    stream: true,
+                    coalesced: false,
+                },
+                put(&o, kb.order, true)?,
+                Action::Write {
+                    key: keys::order_item(&ids.order, &ids.product.to_string())?,
+                    kb: kb.small,
+                    tx: true,
+                    check: false,
+                    copies: vec![],
+                    stream: true,
+                    coalesced: false,
+                },
+                update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?,
+            ]
+        }
+        "confirm order" | "cancel order" => {
+            let o = order(ids, true, OrderStatus::Pending);
+            let mut out = vec![get(keys::order(&ids.order)?, kb.order, false)];
+            let changes = if kind == "cancel order" {
+                write::order::cancel(&o, NOW)?
+            } else {
+                vec![(
+                    String::new(),
+                    write::order::move_status(&ids.order, o.shard, OrderStatus::Pending, OrderStatus::Confirmed, NOW)?,
+                )]
+            };
+            let sold = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Sold));
+            for (_, change) in changes {
+                let (decl, before, size): (&EntityDecl, Attrs, f64) = if change.key.pk.starts_with("ORDER#") {
+                    (&entities::order::ENTITY, attrs(&o), kb.order)
+                } else {
+                    (listing_decl, sold.clone(), kb.listing)
+                };
+                out.push(update(decl, &before, &change, size, true)?);
+            }
+            out
+        }
+        "write review" => {
+            let o = order(ids, true, OrderStatus::Delivered);
+            let review = domain::model::Review {
+                review_id: ids.review,
+                reviewed_user_id: ids.seller.clone(),
+                author_id: ids.buyer.clone(),
+                order_id: ids.order,
+                rating: 5,
+                body: "Good".into(),
+                created_at: NOW.into(),
+            };
+            let on_order = write::review::record_on_order(&ids.order, Party::Buyer, &ids.review, NOW)?;
+            let rated = Change::of(keys::user(&ids.seller)?, NOW).add(write::attr::RATING_SUM, 5);
+            let aggregate =
+                update(&entities::user::ENTITY, &attrs(&user(&ids.seller, UserRole::Both)), &rated, kb.user, true)?;
+            let mut out = vec![
+                get(keys::order(&ids.order)?, kb.order, false),
+                put(&review, kb.small, true)?,
+                update(&entities::order::ENTITY, &attrs(&o), &on_order, kb.order, true)?,
+                check(keys::user(&ids.seller)?, kb.user),
+            ];
+            out.extend(counted(keys::rating_marker(&ids.seller, &ids.review)?, aggregate));
+            out
+        }
+        other => {
+            return Err(SchemaError::Field {
+                entity: keyschema::table::EntityType::Listing,
+                field: "request kind",
+                value: other.to_owned(),
+            })
+        }
+    })
+}
