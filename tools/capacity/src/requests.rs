@@ -193,6 +193,28 @@ fn counted(marker: Key, aggregate: Action) -> Vec<Action> {
     vec![marker, aggregate]
 }
 
+/// A plain (not indexed, not coalesced) write of a small item.
+fn small_write(key: Key, kb: f64, tx: bool) -> Action {
+    Action::Write { key, kb, tx, check: false, copies: vec![], stream: true, coalesced: false }
+}
+
+/// An order's placement (`orders::place`): the idempotency record read, what
+/// is bought and the buyer read; one transaction with the record, the
+/// order, its item and `take` (the listing sold, the stock taken).
+fn placement(ids: &Ids, kb: Sizes, of_listing: bool, bought: (Key, String, f64), take: Action) -> R {
+    let (bought_key, item_id, bought_kb) = bought;
+    let record = keys::idempotency(&ids.buyer, "POST /orders", "k")?;
+    Ok(vec![
+        get(record.clone(), kb.small, true),
+        get(bought_key, bought_kb, false),
+        get(keys::user(&ids.buyer)?, kb.user, false),
+        small_write(record, kb.small, true),
+        put(&order(ids, of_listing, OrderStatus::Pending), kb.order, true)?,
+        small_write(keys::order_item(&ids.order, &item_id)?, kb.small, true),
+        take,
+    ])
+}
+
 /// The actions of one request of `kind`.
 pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
     let listing_decl = &entities::listing::ENTITY;
@@ -260,68 +282,16 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             out
         }
         "place listing order" => {
-            let o = order(ids, true, OrderStatus::Pending);
             let sell = write::listing::sell(&ids.sold_listing, &ids.seller, Money::from_cents(2500), NOW)?;
-            vec![
-                get(keys::idempotency(&ids.buyer, "POST /orders", "k")?, kb.small, true),
-                get(keys::listing(&ids.sold_listing)?, kb.listing, false),
-                get(keys::user(&ids.buyer)?, kb.user, false),
-                Action::Write {
-                    key: keys::idempotency(&ids.buyer, "POST /orders", "k")?,
-                    kb: kb.small,
-                    tx: true,
-                    check: false,
-                    copies: vec![],
-                    stream: true,
-                    coalesced: false,
-                },
-                put(&o, kb.order, true)?,
-                Action::Write {
-                    key: keys::order_item(&ids.order, &ids.sold_listing.to_string())?,
-                    kb: kb.small,
-                    tx: true,
-                    check: false,
-                    copies: vec![],
-                    stream: true,
-                    coalesced: false,
-                },
-                update(
-                    listing_decl,
-                    &attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active)),
-                    &sell,
-                    kb.listing,
-                    true,
-                )?,
-            ]
+            let before = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active));
+            let bought = (keys::listing(&ids.sold_listing)?, ids.sold_listing.to_string(), kb.listing);
+            placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?
         }
         "place catalog order" => {
-            let o = order(ids, false, OrderStatus::Pending);
             let take = write::product::take_for_order(&ids.product, 1, Money::from_cents(1999), NOW)?;
-            vec![
-                get(keys::idempotency(&ids.buyer, "POST /orders", "k")?, kb.small, true),
-                get(keys::product(&ids.product)?, kb.product, false),
-                get(keys::user(&ids.buyer)?, kb.user, false),
-                Action::Write {
-                    key: keys::idempotency(&ids.buyer, "POST /orders", "k")?,
-                    kb: kb.small,
-                    tx: true,
-                    check: false,
-                    copies: vec![],
-                    stream: true,
-                    coalesced: false,
-                },
-                put(&o, kb.order, true)?,
-                Action::Write {
-                    key: keys::order_item(&ids.order, &ids.product.to_string())?,
-                    kb: kb.small,
-                    tx: true,
-                    check: false,
-                    copies: vec![],
-                    stream: true,
-                    coalesced: false,
-                },
-                update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?,
-            ]
+            let bought = (keys::product(&ids.product)?, ids.product.to_string(), kb.product);
+            let stock = update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?;
+            placement(ids, kb, false, bought, stock)?
         }
         "confirm order" | "cancel order" => {
             let o = order(ids, true, OrderStatus::Pending);
