@@ -4,8 +4,8 @@
 //! request consumed (the [`store::Usage`] the job runs in). A job asks
 //! [`Pacer::wait`] before each request; it sleeps while a bucket is in debt,
 //! so over any stretch of time the job consumes at most its budget plus one
-//! second's worth and the requests in flight (whose cost is known only when
-//! they answer).
+//! second's worth (none at the start: the buckets start empty) and the
+//! requests in flight (whose cost is known only when they answer).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -64,10 +64,12 @@ fn units_in_flight(budget: Budget) -> usize {
 }
 
 impl Pacer {
-    /// A pacer of what `usage` records, starting with a full second of budget.
+    /// A pacer of what `usage` records, starting with empty buckets: over a
+    /// whole run the job consumes at most its budget times the run's time,
+    /// plus what the requests in flight at the end consumed.
     pub fn new(budget: Budget, usage: Usage) -> Self {
         let now = Instant::now();
-        let buckets = Buckets { last: now, rcu: budget.rcu, wcu: budget.wcu, charged: (0.0, 0.0), samples: Vec::new() };
+        let buckets = Buckets { last: now, rcu: 0.0, wcu: 0.0, charged: (0.0, 0.0), samples: Vec::new() };
         let units = tokio::sync::Semaphore::new(units_in_flight(budget));
         Pacer { budget, usage, started: now, buckets: Mutex::new(buckets), turn: tokio::sync::Mutex::new(()), units }
     }
