@@ -303,10 +303,11 @@ async fn an_interrupted_reconcile_resumes_from_its_checkpoints() {
     let t = loaded(10).await;
     corrupt(&t, 5).await;
     let options = Options { page: 10, segments: 2, ..unpaced() };
-    // Time runs out after about three seconds of a slow (paced) run, a
-    // fraction of the whole: the budget refuses operations once the
-    // deadline is near (see store::budget).
-    let deadline_ms = domain::time::now_ms() + 5_500 + 3_000;
+    // Time runs out after about six seconds of a slow (paced) run, a
+    // fraction of the whole (about 20 s at this budget) and, even on a
+    // loaded machine, more than a page per segment: the budget refuses
+    // operations once the deadline is near (see store::budget).
+    let deadline_ms = domain::time::now_ms() + 5_500 + 6_000;
     let slow = Options { budget: Budget { rcu: 10.0, wcu: 10.0 }, ..options };
     let cut = store::budget::within(deadline_ms, reconcile::run(&t.deps.store, slow)).await;
     assert!(!cut.complete && cut.unavailable, "stopped by the deadline: {cut:?}");
