@@ -17,6 +17,7 @@ pub mod expire;
 pub mod pace;
 pub mod reconcile;
 pub mod redrive;
+pub mod scan;
 
 use std::time::Duration;
 

@@ -224,7 +224,7 @@ async fn segment(run: &Run<'_>, pass: Pass, segment: u16, from: Resume) -> Resul
     loop {
         let page = {
             let _unit = run.pacer.admit().await;
-            run.store.scan_page(segment, run.segments, run.options.page, start.take()).await?
+            crate::scan::page(run.store, segment, run.segments, run.options.page, start.take()).await?
         };
         run.report.lock().unwrap_or_else(|p| p.into_inner()).scanned += page.items.len() as u64;
         match pass {

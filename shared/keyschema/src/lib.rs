@@ -27,8 +27,6 @@ pub mod value;
 pub mod write;
 
 #[cfg(test)]
-mod records;
-#[cfg(test)]
 mod tests;
 
 pub use change::{Change, Cond};

@@ -167,33 +167,6 @@ impl Store {
         Ok(())
     }
 
-    /// One page of segment `segment` of a parallel `Scan` in `segments`
-    /// (eventually consistent), at most `limit` items, from `start`. The
-    /// one place this project scans: a maintenance job reading the base data
-    /// at a paced rate, never a request path.
-    pub async fn scan_page(
-        &self,
-        segment: u16,
-        segments: u16,
-        limit: u16,
-        start: Option<StartKey>,
-    ) -> Result<Page<Item>, StoreError> {
-        let start = start.map(|s| s.into_iter().map(|(k, v)| (k, AttributeValue::S(v))).collect());
-        let out = self
-            .client
-            .scan()
-            .table_name(self.table())
-            .segment(i32::from(segment))
-            .total_segments(i32::from(segments.max(1)))
-            .limit(i32::from(limit.max(1)))
-            .set_exclusive_start_key(start)
-            .return_consumed_capacity(TOTAL)
-            .send()
-            .await?;
-        let next = out.last_evaluated_key.map(|key| string_attributes(key.into_iter()));
-        Ok(Page { items: out.items.unwrap_or_default(), next })
-    }
-
     /// `PutItem` that only creates: fails with `ConditionFailed` if an item
     /// with the same primary key exists. An SDK retry of a put that already
     /// applied finds exactly the item it writes, and succeeds.

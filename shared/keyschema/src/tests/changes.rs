@@ -11,9 +11,9 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use ulid::Ulid;
 
+use super::records::any_record;
 use crate::change::{Change, Cond, UPDATED_AT};
 use crate::entities::{self, ALL};
-use crate::records::any_record;
 use crate::table::{EntityType, Index};
 use crate::template;
 use crate::value::{Attrs, Value};

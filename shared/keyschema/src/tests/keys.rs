@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
+use super::records::{any_record, Record};
 use crate::entities::{self, ALL};
-use crate::records::{any_record, Record};
 use crate::table::{EntityType, Index};
 use crate::template;
 

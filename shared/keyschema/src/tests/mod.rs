@@ -3,3 +3,4 @@
 mod changes;
 mod keys;
 mod queries;
+mod records;

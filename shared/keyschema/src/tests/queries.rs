@@ -5,11 +5,11 @@ use domain::ids::{BrandId, CategoryId, Email, OrderId, UserId};
 use domain::values::{ListingStatus, Money, OrderStatus};
 use proptest::prelude::*;
 
+use super::records::any_record;
 use crate::access::*;
 use crate::entities;
 use crate::patterns::{Request, PATTERNS};
 use crate::query::KeyQuery;
-use crate::records::any_record;
 use crate::table::EntityType;
 
 fn ids() -> (BrandId, CategoryId, UserId, Email, OrderId) {
