@@ -51,6 +51,7 @@ fn add(total: &mut Sweep, s: &Sweep) {
     total.cancelled += s.cancelled;
     total.moved_on += s.moved_on;
     total.blocked += s.blocked;
+    total.contended += s.contended;
 }
 
 /// 10 listing orders and 10 catalog orders stay pending; with a 3-second
@@ -178,4 +179,35 @@ async fn a_buyers_cancel_a_confirm_and_the_sweeper_end_in_one_outcome() {
         *outcomes.entry(winner.to_owned()).or_default() += 1;
     }
     println!("race outcomes: {outcomes:?}");
+}
+
+/// At 100x, expired orders of one hot product share its stock item with
+/// live orders: a sweep whose cancel meets a transaction conflict counts it
+/// and sweeps on (the order is cancelled by the next sweep); it does not
+/// fail the sweep and leave every other expired order pending.
+#[tokio::test]
+async fn a_conflict_on_one_order_leaves_it_to_the_next_sweep() {
+    let (t, faults) = TestTable::with_faults().await;
+    sign_up_all(&t.deps, &["bob"]).await;
+    let stock_before = stock(&t).await;
+    let mut placed = Vec::new();
+    for i in 0..3 {
+        let r = orders(
+            &t.deps,
+            SHARDS,
+            place("bob", &format!("hot{i}"), json!({ "items": [{ "productId": P4, "qty": 1 }] })),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        placed.push(id_of(&r.body, "orderId"));
+    }
+    faults.inject("TransactWriteItems", integration_tests::faults::Fault::Conflict, 1);
+    let first = sweep(&t.deps.store, SHARDS, Duration::ZERO).await.expect("a conflict does not fail the sweep");
+    assert_eq!((first.cancelled, first.contended), (2, 1), "{first:?}");
+    let second = sweep(&t.deps.store, SHARDS, Duration::ZERO).await.unwrap();
+    assert_eq!((second.cancelled, second.contended), (1, 0), "{second:?}");
+    for id in &placed {
+        assert_eq!(order_status(&t, id).await, "cancelled");
+    }
+    assert_eq!(stock(&t).await, stock_before, "every unit back, once");
 }

@@ -34,6 +34,11 @@ pub enum Fault {
     /// Not applied: `AccessDeniedException` (400), which the SDK does not
     /// retry: a function whose role lost a permission in a deploy.
     AccessDenied,
+    /// Not applied: a transaction cancelled because another one held one
+    /// of its items (`TransactionCanceledException`, every reason
+    /// `TransactionConflict`), as DynamoDB answers two transactions on one
+    /// item in flight together (DynamoDB Local serializes them instead).
+    Conflict,
 }
 
 impl Fault {
@@ -57,6 +62,7 @@ impl Fault {
             Fault::Throttled => Some((400, "ThrottlingException")),
             Fault::AnswerLost | Fault::ServerError => Some((500, "InternalServerError")),
             Fault::AccessDenied => Some((400, "AccessDeniedException")),
+            Fault::Conflict => Some((400, "TransactionCanceledException")),
             Fault::Unreachable | Fault::TimedOut | Fault::CutAfterApply => None,
         }
     }
@@ -138,7 +144,7 @@ impl Intercept for Faults {
         cfg.interceptor_state().store_put(ThisAttempt(fault));
         let request = ctx.request_mut();
         match fault {
-            Some(Fault::Throttled | Fault::ServerError | Fault::AccessDenied) => {
+            Some(Fault::Throttled | Fault::ServerError | Fault::AccessDenied | Fault::Conflict) => {
                 // Not applied: DynamoDB gets a harmless read instead.
                 request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
                 request.headers_mut().insert("content-length", "2");
@@ -163,6 +169,13 @@ impl Intercept for Faults {
         response.headers_mut().remove("content-length");
         response.headers_mut().remove("x-amz-crc32");
         let body = match fault.answer() {
+            Some((status, code)) if fault == Fault::Conflict => {
+                *response.status_mut() = status.try_into()?;
+                let reasons = (0..10).map(|_| r#"{"Code":"TransactionConflict"}"#).collect::<Vec<_>>().join(",");
+                format!(
+                    r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"injected: conflict","CancellationReasons":[{reasons}]}}"#
+                )
+            }
             Some((status, code)) => {
                 *response.status_mut() = status.try_into()?;
                 format!(r#"{{"__type":"com.amazonaws.dynamodb.v20120810#{code}","message":"injected: {fault:?}"}}"#)

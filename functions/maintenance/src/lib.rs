@@ -108,6 +108,7 @@ pub async fn handler(
                     cancelled = sweep.cancelled,
                     movedOn = sweep.moved_on,
                     blocked = sweep.blocked,
+                    contended = sweep.contended,
                     "expiry sweep"
                 );
                 Ok::<_, lambda_runtime::Error>(serde_json::to_value(sweep)?)

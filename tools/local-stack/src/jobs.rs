@@ -120,13 +120,14 @@ pub async fn expire() -> Result<(), String> {
     let timeout = expire::timeout_from_env()?;
     let s = expire::sweep(&store, shards(), timeout).await.map_err(|e| e.to_string())?;
     println!(
-        "expire {}: orders pending over {} s: {} examined, {} cancelled, {} moved on, {} blocked",
+        "expire {}: orders pending over {} s: {} examined, {} cancelled, {} moved on, {} blocked, {} contended",
         store.table(),
         timeout.as_secs(),
         s.examined,
         s.cancelled,
         s.moved_on,
-        s.blocked
+        s.blocked,
+        s.contended
     );
     Ok(())
 }
@@ -141,7 +142,7 @@ pub async fn sweeper(store: Store, timeout: Duration, every: Duration) {
     loop {
         tokio::time::sleep(every).await;
         match expire::sweep(&store, shards(), timeout).await {
-            Ok(s) if s.cancelled > 0 || s.blocked > 0 => eprintln!("expiry: {s:?}"),
+            Ok(s) if s.cancelled > 0 || s.blocked > 0 || s.contended > 0 => eprintln!("expiry: {s:?}"),
             Ok(_) => {}
             Err(e) => eprintln!("expiry: sweep failed: {e}"),
         }
