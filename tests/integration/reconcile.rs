@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use integration_tests::derived::{differences, scan, Item};
+use integration_tests::derived::{differences, s, scan, Item};
 use integration_tests::workload::{favorite, trader, workload};
 use integration_tests::{listings, process_stream, req, users, As, TestTable};
 use keyschema::entities;
@@ -22,13 +22,6 @@ use serde_json::json;
 
 fn rng(seed: u8) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32])
-}
-
-fn s(item: &Item, name: &str) -> String {
-    match item.get(name) {
-        Some(AttributeValue::S(v)) => v.clone(),
-        _ => String::new(),
-    }
 }
 
 fn n(item: &Item, name: &str) -> i64 {

@@ -38,7 +38,8 @@ pub async fn scan(store: &Store) -> Vec<Item> {
     }
 }
 
-fn s(item: &Item, name: &str) -> String {
+/// A string attribute of `item`, or "" if it has none.
+pub fn s(item: &Item, name: &str) -> String {
     match item.get(name) {
         Some(AttributeValue::S(v)) => v.clone(),
         _ => String::new(),

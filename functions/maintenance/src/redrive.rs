@@ -181,6 +181,24 @@ pub async fn redrive(
     out
 }
 
+/// One invocation of the stream processor's handler with `records`, as the
+/// event source mapping makes it (inside the runtime's request span): how
+/// many records it reported failed, and the position of the first, from
+/// which Lambda retries the batch.
+pub async fn invoke(store: &Store, records: &[EventRecord], context: Context) -> (usize, Option<usize>) {
+    let mut event = Event::default();
+    event.records = records.to_vec();
+    let span = lambda_runtime::layers::trace::request_span(&context);
+    let invocation = stream_processor::handler(store, LambdaEvent::new(event, context));
+    let response = match telemetry::tracing::Instrument::instrument(invocation, span).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    };
+    let failures = &response.batch_item_failures;
+    let first = records.iter().position(|r| failures.iter().any(|f| f.item_identifier == r.change.sequence_number));
+    (failures.len(), first)
+}
+
 /// Delivers records to the stream processor's handler in batches, each
 /// retried from its first failed record up to [`MAX_RETRIES`] times.
 pub async fn deliver(store: &Store, records: Vec<EventRecord>) -> Redriven {
@@ -189,18 +207,9 @@ pub async fn deliver(store: &Store, records: Vec<EventRecord>) -> Redriven {
     for chunk in records.chunks(BATCH_SIZE as usize) {
         let mut pending = chunk.to_vec();
         for attempt in 0..=MAX_RETRIES {
-            let mut event = Event::default();
-            event.records = pending.clone();
             let mut context = Context::default();
             context.request_id = format!("redrive-{}", ulid::Ulid::generate());
-            let response = match stream_processor::handler(store, LambdaEvent::new(event, context)).await {
-                Ok(r) => r,
-                Err(never) => match never {},
-            };
-            let first_failed = pending.iter().position(|r| {
-                response.batch_item_failures.iter().any(|f| f.item_identifier == r.change.sequence_number)
-            });
-            match first_failed {
+            match invoke(store, &pending, context).await.1 {
                 None => break,
                 Some(i) if attempt == MAX_RETRIES => failed += pending.len() - i,
                 Some(i) => {

@@ -12,10 +12,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use aws_lambda_events::dynamodb::{Event, EventRecord};
+use aws_lambda_events::dynamodb::EventRecord;
 use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use aws_sdk_dynamodbstreams::Client as StreamsClient;
-use lambda_runtime::{Context, LambdaEvent};
+use lambda_runtime::Context;
 pub use maintenance::redrive::to_event_record;
 use maintenance::redrive::FailureMessage;
 use store::Store;
@@ -170,25 +170,14 @@ impl StreamPoller {
         if shard.pending.is_empty() {
             return Ok(());
         }
-        let mut batch = Event::default();
-        batch.records = shard.pending.clone();
         report.batches += 1;
-        report.records += batch.records.len();
+        report.records += shard.pending.len();
         let mut context = Context::default();
         context.request_id = ulid::Ulid::generate().to_string();
         context.xray_trace_id = Some(crate::xray::new_trace_header());
-        let span = lambda_runtime::layers::trace::request_span(&context);
-        let invocation = stream_processor::handler(&self.store, LambdaEvent::new(batch, context));
-        let response = match telemetry::tracing::Instrument::instrument(invocation, span).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        };
-        report.failed += response.batch_item_failures.len();
+        let (failed, first_failed) = maintenance::redrive::invoke(&self.store, &shard.pending, context).await;
+        report.failed += failed;
         // Retry from the first failed record, as Lambda does.
-        let first_failed = shard
-            .pending
-            .iter()
-            .position(|r| response.batch_item_failures.iter().any(|f| f.item_identifier == r.change.sequence_number));
         match first_failed {
             None => {
                 shard.pending.clear();
