@@ -311,3 +311,22 @@ async fn an_interrupted_reconcile_resumes_from_its_checkpoints() {
     assert!(!whole.resumed && whole.found() == 0, "{whole:?}");
     assert!(resumed.scanned < whole.scanned, "resumed {} items, a whole run {}", resumed.scanned, whole.scanned);
 }
+
+/// A checkpoint that cannot be read (another version wrote it, or a hand)
+/// does not stop every run: its segment starts over and the run completes.
+#[tokio::test]
+async fn an_unreadable_checkpoint_restarts_its_segment() {
+    let t = integration_tests::TestTable::with_demo_data().await;
+    let key = keyschema::keys::checkpoint(reconcile::SETTLE_JOB, &0).unwrap();
+    let bad = t.deps.store.client().put_item().table_name(t.deps.store.table());
+    bad.item("pk", AttributeValue::S(key.pk))
+        .item("sk", AttributeValue::S(key.sk))
+        .item("entityType", AttributeValue::S("Checkpoint".into()))
+        .item("segments", AttributeValue::S("many".into()))
+        .send()
+        .await
+        .unwrap();
+    let report = reconcile::run(&t.deps.store, unpaced()).await;
+    assert!(report.complete, "{report:?}");
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
+}

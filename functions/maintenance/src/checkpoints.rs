@@ -26,7 +26,12 @@ pub async fn load(store: &Store, job: &str) -> Result<(Option<u16>, BTreeMap<u16
     let mut segments = None;
     let mut out = BTreeMap::new();
     for item in store.query_all_consistent(&access::checkpoints_of(job)?).await? {
-        let c: Checkpoint = store::item::from_item(item)?;
+        // An unreadable checkpoint (written by another version?) must not
+        // stop every run: its segment starts over.
+        let Ok(c) = store::item::from_item::<Checkpoint>(item) else {
+            telemetry::tracing::warn!(job, "an unreadable checkpoint: its segment starts over");
+            continue;
+        };
         segments = Some(c.segments);
         let resume = match c.after {
             None => Resume::Done,
