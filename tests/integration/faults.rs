@@ -138,3 +138,34 @@ async fn every_operation_survives_every_fault() {
         println!("| {:?} | {} |", row[0].0 .0, cells.join(" | "));
     }
 }
+
+/// A transaction cancelled by conflicts (another transaction in flight on
+/// its items, which DynamoDB Local never does) is retried by the store: a
+/// stock change meeting conflicts on all but its last attempt is applied
+/// once (200, the stock moved once); one meeting them on every attempt is
+/// a 409 to retry, nothing applied. An order, which also retries on its
+/// own, absorbs them the same way.
+#[tokio::test]
+async fn conflicts_are_retried_and_absorbed_within_the_attempts() {
+    let (t, faults) = TestTable::with_faults().await;
+    integration_tests::sign_up_all(&t.deps, &["fault-buyer"]).await;
+    let before = stock(&t).await;
+    let change = |delta: i64| {
+        req("POST /products/{productId}/stock").path("productId", PRODUCT).by(As::Admin).json(json!({ "delta": delta }))
+    };
+    let retried = store::conflicts::retried();
+    faults.inject("TransactWriteItems", Fault::Conflict, store::conflicts::ATTEMPTS - 1);
+    let absorbed = catalog(&t.deps, change(5)).await;
+    assert_eq!((absorbed.status, absorbed.body["stockLevel"].as_i64()), (200, Some(before + 5)), "{:?}", absorbed.body);
+    assert_eq!(faults.pending(), 0);
+    assert!(store::conflicts::retried() >= retried + u64::from(store::conflicts::ATTEMPTS - 1));
+    faults.inject("TransactWriteItems", Fault::Conflict, store::conflicts::ATTEMPTS);
+    let refused = catalog(&t.deps, change(5)).await;
+    assert_eq!((refused.status, refused.error_code()), (409, "conflict"), "{:?}", refused.body);
+    assert_eq!(stock(&t).await, before + 5, "nothing applied");
+
+    faults.inject("TransactWriteItems", Fault::Conflict, store::conflicts::ATTEMPTS + 1);
+    let placed = orders(&t.deps, SHARDS, place()).await;
+    assert_eq!(placed.status, 201, "{:?}", placed.body);
+    assert_eq!((stock(&t).await, orders_of_buyer(&t).await.len()), (before + 3, 1));
+}

@@ -145,10 +145,11 @@ impl Intercept for Faults {
         let request = ctx.request_mut();
         match fault {
             Some(Fault::Throttled | Fault::ServerError | Fault::AccessDenied | Fault::Conflict) => {
-                // Not applied: DynamoDB gets a harmless read instead.
+                // Not applied: DynamoDB gets a harmless read instead (of
+                // one table name: a shared DynamoDB Local holds many).
                 request.headers_mut().insert("x-amz-target", "DynamoDB_20120810.ListTables");
-                request.headers_mut().insert("content-length", "2");
-                *request.body_mut() = SdkBody::from("{}");
+                request.headers_mut().insert("content-length", "11");
+                *request.body_mut() = SdkBody::from(r#"{"Limit":1}"#);
             }
             // Port 1 on loopback: connection refused.
             Some(Fault::Unreachable) => request.set_uri("http://127.0.0.1:1/")?,

@@ -9,6 +9,7 @@
 
 pub mod budget;
 pub mod client;
+pub mod conflicts;
 mod error;
 pub mod item;
 mod operation_facts;
@@ -155,7 +156,8 @@ impl Store {
     pub async fn put<E: Entity>(&self, entity: &E) -> Result<(), StoreError> {
         let item = item::to_item(entity)?;
         let req = self.client.put_item().table_name(self.table()).set_item(Some(item));
-        req.return_consumed_capacity(TOTAL).send().await?;
+        let req = req.return_consumed_capacity(TOTAL);
+        conflicts::retrying(|| async { req.clone().send().await.map_err(StoreError::from_put) }).await?;
         Ok(())
     }
 
@@ -163,7 +165,8 @@ impl Store {
     /// writes, such as a job's checkpoint).
     pub async fn delete(&self, key: &Key) -> Result<(), StoreError> {
         let req = self.client.delete_item().table_name(self.table()).set_key(Some(item::key_item(key)));
-        req.return_consumed_capacity(TOTAL).send().await?;
+        let req = req.return_consumed_capacity(TOTAL);
+        conflicts::retrying(|| async { Ok::<_, StoreError>(req.clone().send().await?) }).await?;
         Ok(())
     }
 
@@ -172,7 +175,7 @@ impl Store {
     /// applied finds exactly the item it writes, and succeeds.
     pub async fn put_new<E: Entity>(&self, entity: &E) -> Result<(), StoreError> {
         let item = item::to_item(entity)?;
-        let result = self
+        let req = self
             .client
             .put_item()
             .table_name(self.table())
@@ -182,10 +185,8 @@ impl Store {
             .return_values_on_condition_check_failure(
                 aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
             )
-            .return_consumed_capacity(TOTAL)
-            .send()
-            .await
-            .map_err(StoreError::from_put);
+            .return_consumed_capacity(TOTAL);
+        let result = conflicts::retrying(|| async { req.clone().send().await.map_err(StoreError::from_put) }).await;
         match result {
             Ok(_) => Ok(()),
             Err(StoreError::ConditionFailed(Some(old))) if old == item => Ok(()),

@@ -136,14 +136,13 @@ impl Store {
     /// `ConditionFailed` with the item as it was (`None` if it does not exist).
     pub async fn update(&self, change: &Change) -> Result<Item, StoreError> {
         let e = Expression::of(change);
-        let out = conditioned!(self.client.update_item(), self.table(), e)
+        let req = conditioned!(self.client.update_item(), self.table(), e)
             .set_key(Some(key_item(&change.key)))
             .update_expression(&e.update)
             .return_values(ReturnValue::AllNew)
-            .return_consumed_capacity(crate::TOTAL)
-            .send()
-            .await
-            .map_err(StoreError::from_update)?;
+            .return_consumed_capacity(crate::TOTAL);
+        let out =
+            crate::conflicts::retrying(|| async { req.clone().send().await.map_err(StoreError::from_update) }).await?;
         Ok(out.attributes.unwrap_or_default())
     }
 
@@ -245,24 +244,33 @@ impl Transaction {
         self.actions.is_empty()
     }
 
-    /// Sends the transaction. A cancellation names each action with its
-    /// reason (see [`StoreError::failed`]).
+    /// Sends the transaction, again (with its token) while only conflicts
+    /// cancel it ([`crate::conflicts`]). A cancellation names each action
+    /// with its reason (see [`StoreError::failed`]).
     pub async fn send(self) -> Result<(), StoreError> {
-        let Transaction { client, token, names, actions, .. } = self;
-        let result = client
+        let req = self
+            .client
             .transact_write_items()
-            .set_transact_items(Some(actions))
-            .client_request_token(token)
-            .return_consumed_capacity(crate::TOTAL)
-            .send()
-            .await;
+            .set_transact_items(Some(self.actions.clone()))
+            .client_request_token(&self.token)
+            .return_consumed_capacity(crate::TOTAL);
+        crate::conflicts::retrying(|| async { Self::answer(&self.names, req.clone().send().await) }).await
+    }
+
+    fn answer<R>(
+        names: &[ActionName],
+        result: Result<
+            R,
+            aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError, aws_sdk_dynamodb::config::http::HttpResponse>,
+        >,
+    ) -> Result<(), StoreError> {
         match result {
             Ok(_) => Ok(()),
             Err(err) => {
                 if let aws_sdk_dynamodb::error::SdkError::ServiceError(ctx) = &err {
                     if let TransactWriteItemsError::TransactionCanceledException(e) = ctx.err() {
-                        let reasons = names.into_iter().zip(e.cancellation_reasons()).map(|(action, r)| Cancellation {
-                            action,
+                        let reasons = names.iter().zip(e.cancellation_reasons()).map(|(action, r)| Cancellation {
+                            action: action.clone(),
                             code: r.code().filter(|c| *c != "None").map(str::to_owned),
                             item: r.item().cloned(),
                         });
