@@ -10,7 +10,17 @@ fixed time; some cancel. At the end it checks, through the API only:
 It prints requests/s, p50/p99 latency and each invariant. Loopback only,
 bounded in time and in requests; standard library only.
 
-Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N]
+--hot: the capacity model's mix instead (tools/capacity/mix.json, its rates
+and its skew: the top category, the mega-seller, the viral listing, the hot
+product, the top brand), paced to --rate requests/s; run it against `./dev
+up --limits F`, which simulates DynamoDB's partition limits x F and its
+transaction conflicts (at F = 0.001, 10 requests/s stand for 10,000: 100x the
+mix). Beside the invariants above: the viral listing's favoriteCount once the
+stream drains, every 409 and 503 a conflict or throttling caused, and the
+simulation's own counts (GET /_limits). Kinds it does not drive (a price
+change, a review) are counted.
+
+Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R]]
 """
 
 import argparse
@@ -27,6 +37,8 @@ import urllib.error
 import urllib.request
 
 SECRET = "local-dev-secret"
+conflicts_seen = []  # 409s a conflict caused ("changed concurrently")
+MIX = __import__("os").path.join(__import__("os").path.dirname(__file__), "capacity", "mix.json")
 
 
 def token(sub, admin=False):
@@ -65,10 +77,14 @@ class Api:
         except urllib.error.HTTPError as e:
             status, text = e.code, e.read()
         elapsed = time.perf_counter() - started
+        answer = json.loads(text) if text else None
         with self.lock:
             self.latencies.append(elapsed)
             self.statuses[status] = self.statuses.get(status, 0) + 1
-        return status, (json.loads(text) if text else None)
+            message = str(((answer or {}).get("error") or {}).get("message", "")) if isinstance(answer, dict) else ""
+            if status == 409 and "concurrently" in message:
+                conflicts_seen.append(f"{method} {path}: {message}")
+        return status, answer
 
 
 def main():
@@ -77,10 +93,21 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--buyers", type=int, default=16)
     ap.add_argument("--max-requests", type=int, default=20000)
+    ap.add_argument("--hot", action="store_true")
+    ap.add_argument("--rate", type=float, default=0, help="requests/s in all (--hot; 0: as fast as they go)")
     args = ap.parse_args()
     api = Api(args.base)
     admin, seller = token("load-admin", admin=True), token("alice")
     rnd = random.Random(42)
+    limits = args.base.rstrip("/") + "/_limits"
+
+    def simulation(action):  # pause or resume the limits simulation, if on
+        try:
+            urllib.request.urlopen(urllib.request.Request(f"{limits}/{action}", method="POST"), timeout=5).read()
+        except urllib.error.URLError:
+            pass
+
+    simulation("pause")  # the setup fills the table before the traffic
 
     # Setup: products with known stock, listings by alice.
     products = {}
@@ -90,11 +117,35 @@ def main():
             "price": 10 + i, "stockLevel": 40})
         assert status == 201, (status, p)
         products[p["productId"]] = 40
+    hot_product = None
+    if args.hot:
+        status, p = api.call("POST", "/products", admin, {
+            "name": "Hot product", "brandId": "acme", "categoryId": "pottery", "price": 9, "stockLevel": 100000})
+        assert status == 201, (status, p)
+        hot_product = p["productId"]
+        products[hot_product] = 100000
+    for n in range(args.buyers):
+        me = f"load-buyer-{n}"
+        status, _ = api.call("POST", "/users", token(me), {"name": f"Buyer {n}", "email": f"{me}@example.com"})
+        assert status in (201, 409), status
+    cold_categories = ["pottery", "electronics"]
+    if args.hot:
+        # Cold entities as many as the model's draws spread over: 40
+        # categories; listings of many sellers, alice (the mega-seller) 5%.
+        for i in range(40):
+            status, _ = api.call("POST", "/categories", admin, {"id": f"cat-{i}", "name": f"Category {i}"})
+            assert status in (201, 409), status
+            cold_categories.append(f"cat-{i}")
     listings = []
-    for i in range(30):
-        status, l = api.call("POST", "/listings", seller, {"title": f"Load listing {i}", "price": 5, "categoryId": "books"})
+    for i in range(120 if args.hot else 30):
+        by = seller if not args.hot or i % 20 == 0 else token(f"load-buyer-{i % args.buyers}")
+        category = "books" if not args.hot or i % 5 == 0 else rnd.choice(cold_categories)
+        status, l = api.call("POST", "/listings", by, {"title": f"Load listing {i}", "price": 5, "categoryId": category})
         assert status == 201, (status, l)
         listings.append(l["listingId"])
+    viral = listings[0]
+    favorites = {}  # buyer -> whether the viral listing is a favorite now
+    created = []
     setup_requests = len(api.latencies)
 
     placed = {}  # orderId -> (buyer, kind, what, qty)
@@ -116,6 +167,12 @@ def main():
             k += 1
             key = f"{me}-{k}"
             roll = r.random()
+            if args.hot:
+                hot_step(me, tok, r, roll, key, mine)
+                if args.rate:
+                    time.sleep(max(0.0, next_at[n] - time.time()))
+                    next_at[n] += args.buyers / args.rate
+                continue
             if roll < 0.15 and mine:
                 order = mine.pop(r.randrange(len(mine)))
                 api.call("PATCH", f"/orders/{order}", tok, {"status": "cancelled"})
@@ -131,6 +188,77 @@ def main():
                     placed[o["orderId"]] = o
                 mine.append(o["orderId"])
 
+    # --hot: the capacity model's mix (tools/capacity/mix.json): each
+    # request kind in proportion to its rate, the hot entity of its
+    # dimension in its share of them (the top category, the mega-seller, the
+    # viral listing, the hot product, the top brand), a cold one otherwise.
+    mix = json.load(open(MIX)) if args.hot else None
+    kinds = list(mix["requestsPerSecond"].items()) if mix else []
+    share = (mix or {}).get("hotShare", {})
+    skipped = {}
+
+    def pick(r, dimension, hot, cold):
+        return hot if r.random() < share.get(dimension, 0) else r.choice(cold)
+
+    def hot_step(me, tok, r, roll, key, mine):
+        kind = r.choices([k for k, _ in kinds], weights=[w for _, w in kinds])[0]
+        category = pick(r, "category", "books", cold_categories)
+        listing = pick(r, "listing", viral, listings[1:])
+        if kind == "browse category":
+            api.call("GET", f"/categories/{category}/listings?limit=20")
+        elif kind == "browse by price":
+            api.call("GET", f"/categories/{category}/listings?limit=20&sort=price")
+        elif kind == "get listing":
+            api.call("GET", f"/listings/{listing}")
+        elif kind == "seller listings":
+            who = pick(r, "seller", "alice", [f"load-buyer-{n}" for n in range(args.buyers)])
+            api.call("GET", f"/sellers/{who}/listings/active", tok)
+        elif kind == "get product":
+            api.call("GET", f"/products/{pick(r, 'product', hot_product, list(products))}")
+        elif kind == "products by category":
+            api.call("GET", f"/categories/{category}/products")
+        elif kind == "products by brand":
+            api.call("GET", f"/brands/{pick(r, 'brand', 'acme', ['globex', 'initech'])}/products")
+        elif kind == "list categories":
+            api.call("GET", "/categories")
+        elif kind == "list brands":
+            api.call("GET", "/brands")
+        elif kind == "create listing":
+            who = seller if r.random() < share.get("seller", 0) else tok
+            status, l = api.call("POST", "/listings", who, {"title": f"Hot {key}", "price": 7, "categoryId": category})
+            if status == 201:
+                with placed_lock:
+                    created.append(l["listingId"])
+        elif kind in ("add favorite", "remove favorite"):
+            on = kind == "add favorite"
+            status, _ = api.call("PUT" if on else "DELETE", f"/users/me/favorites/{listing}", tok)
+            if status in (200, 201, 204) and listing == viral:
+                with placed_lock:
+                    favorites[me] = on
+        elif kind == "place catalog order":
+            pid = pick(r, "product", hot_product, list(products))
+            status, o = api.call("POST", "/orders", tok, {"items": [{"productId": pid, "qty": 1}]},
+                                 {"Idempotency-Key": key})
+            if status == 201:
+                with placed_lock:
+                    placed[o["orderId"]] = o
+                mine.append(o["orderId"])
+        elif kind == "place listing order":
+            status, o = api.call("POST", "/orders", tok, {"listingId": r.choice(listings[1:])}, {"Idempotency-Key": key})
+            if status == 201:
+                with placed_lock:
+                    placed[o["orderId"]] = o
+                mine.append(o["orderId"])
+        elif kind in ("cancel order", "confirm order") and mine:
+            order = mine.pop(r.randrange(len(mine)))
+            api.call("PATCH", f"/orders/{order}", tok, {"status": "cancelled"})
+        else:
+            skipped[kind] = skipped.get(kind, 0) + 1
+
+    simulation("resume")
+    api.latencies, api.statuses = [], {}
+    setup_requests = 0
+    next_at = [time.time()] * args.buyers
     threads = [threading.Thread(target=buyer, args=(n,)) for n in range(args.buyers)]
     started = time.time()
     for t in threads:
@@ -163,6 +291,17 @@ def main():
             failures.append(f"listing {lid} sold {len(holders)} times")
         if (l["status"] == "sold") != (len(holders) == 1):
             failures.append(f"listing {lid} is {l['status']} with {len(holders)} live orders")
+    if args.hot:
+        want = sum(1 for on in favorites.values() if on)
+        count = None
+        for _ in range(60):  # the stream processor keeps the count: let it drain
+            status, l = api.call("GET", f"/listings/{viral}")
+            count = l["favoriteCount"]
+            if count == want:
+                break
+            time.sleep(0.5)
+        if count != want:
+            failures.append(f"listing {viral}: favoriteCount {count}, {want} users have it as a favorite")
     seen = {}
     cursor = None
     while True:
@@ -192,6 +331,16 @@ def main():
          not any("order" in f and "listing" not in f and "product" not in f for f in failures)),
         ("no 5xx", not any(s >= 500 for s in load_statuses)),
     ]
+    if args.hot:
+        checks.append(("the viral listing's favoriteCount is its favorites", not any("favoriteCount" in f for f in failures)))
+        checks.append(("no 409 or 503 from a conflict or throttling", not conflicts_seen and 503 not in load_statuses))
+        print(f"listings created: {len(created)}; mix kinds not driven here (counted): {skipped}; 409s: {load_statuses.get(409, 0)} "
+              f"(conflicts or throttling: {len(conflicts_seen)}), 503s: {load_statuses.get(503, 0)}")
+        try:
+            with urllib.request.urlopen(args.base.rstrip("/") + "/_limits", timeout=5) as resp:
+                print(f"simulation (GET /_limits): {resp.read().decode()}")
+        except urllib.error.URLError:
+            print("simulation: off (start the stack with ./dev up --limits F)")
     for name, ok in checks:
         print(f"invariant: {name}: {'ok' if ok else 'FAILED'}")
     for f in failures[:20]:

@@ -169,3 +169,35 @@ async fn conflicts_are_retried_and_absorbed_within_the_attempts() {
     assert_eq!(placed.status, 201, "{:?}", placed.body);
     assert_eq!((stock(&t).await, orders_of_buyer(&t).await.len()), (before + 3, 1));
 }
+
+/// Under the simulation of DynamoDB's conflict rule (a transaction on an
+/// item another one holds in flight is cancelled; 30 ms in flight each),
+/// twelve buyers order one hot product at once: the conflicts happen (the
+/// simulation counts them) and the store's retries absorb them: every
+/// order placed, the stock taken exactly once per order.
+#[tokio::test]
+async fn orders_of_a_hot_product_absorb_the_conflicts_they_meet() {
+    let settings = local_stack::limits::Settings { factor: 1.0, latency: std::time::Duration::from_millis(30) };
+    let (t, limits) = TestTable::with_limits(settings).await;
+    let buyers: Vec<String> = (0..12).map(|n| format!("hot-buyer-{n}")).collect();
+    let names: Vec<&'static str> = buyers.iter().map(|b| &*Box::leak(b.clone().into_boxed_str())).collect();
+    integration_tests::sign_up_all(&t.deps, &names).await;
+    let before = stock(&t).await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for b in names {
+        let deps = t.deps.clone();
+        tasks.spawn(async move {
+            let r = req("POST /orders")
+                .by(As::User(b))
+                .header("Idempotency-Key", "hot")
+                .json(json!({ "items": [{ "productId": PRODUCT, "qty": 1 }] }));
+            orders(&deps, SHARDS, r).await.status
+        });
+    }
+    let statuses: Vec<u16> = tasks.join_all().await;
+    let conflicts: u64 = limits.stats().conflicts.values().sum();
+    println!("12 orders of one product at once: {statuses:?}; conflicts met and retried: {conflicts}");
+    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    assert!(conflicts > 0, "the simulation saw no conflict: the test proves nothing");
+    assert_eq!(stock(&t).await, before - 12);
+}

@@ -48,11 +48,15 @@ impl TestTable {
     /// `usages` (beside the request log) and carries `extra` (a fault
     /// injector) if given.
     pub(crate) async fn with_client(usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
+        Self::at(endpoint(), usages, extra).await
+    }
+
+    async fn at(endpoint: &str, usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
         let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::generate());
         let mut all = vec![log.clone()];
         all.extend(usages);
-        let mut config = store::client::config_reporting_to(&store::Endpoint::Url(endpoint().to_owned()), all).await;
+        let mut config = store::client::config_reporting_to(&store::Endpoint::Url(endpoint.to_owned()), all).await;
         if let Some(extra) = extra {
             config = config.interceptor(extra);
         }
@@ -72,6 +76,20 @@ impl TestTable {
         local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
         t.log.take();
         (t, faults)
+    }
+
+    /// A fresh table with the demo data, reached through the simulation of
+    /// DynamoDB's limits (`local_stack::limits`) in front of DynamoDB Local.
+    pub async fn with_limits(
+        settings: local_stack::limits::Settings,
+    ) -> (Self, std::sync::Arc<local_stack::limits::Limits>) {
+        let (url, limits) = local_stack::limits::Limits::start(endpoint(), settings).await.expect("the proxy starts");
+        let t = Self::at(&url, Vec::new(), None).await;
+        limits.pause(true);
+        local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
+        limits.pause(false);
+        t.log.take();
+        (t, limits)
     }
 
     /// A fresh table holding the demo data.

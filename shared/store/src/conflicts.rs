@@ -15,12 +15,13 @@ use std::time::Duration;
 use crate::StoreError;
 
 /// Attempts of one write, the first included.
-pub const ATTEMPTS: u32 = 4;
+pub const ATTEMPTS: u32 = 6;
 
-/// The longest pause before attempt `n` (1-based retries): 15, 30, 60 ms;
-/// each pause is drawn uniformly below it ("full jitter").
+/// The longest pause before retry `n` (1-based): 20, 40, 80, 160, 320 ms
+/// (about 600 ms in all at most); each pause is drawn uniformly below it
+/// ("full jitter"), so contenders spread out instead of colliding again.
 pub fn max_pause(retry: u32) -> Duration {
-    Duration::from_millis(15 << retry.saturating_sub(1).min(4))
+    Duration::from_millis(20 << retry.saturating_sub(1).min(4))
 }
 
 static RETRIED: AtomicU64 = AtomicU64::new(0);

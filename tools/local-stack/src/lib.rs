@@ -14,6 +14,7 @@ pub mod explore;
 pub mod functions;
 pub mod jobs;
 pub mod jwt;
+pub mod limits;
 pub mod server;
 pub mod stream;
 pub mod template;

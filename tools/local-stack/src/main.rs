@@ -1,7 +1,9 @@
 //! `local-stack`: run the whole API locally, or mint a dev token.
 //!
 //! ```text
-//! local-stack                      serve on 127.0.0.1:3000 (PORT to change)
+//! local-stack [serve] [--limits F]  serve on 127.0.0.1:3000 (PORT to change); with
+//!                                  DynamoDB's partition limits x F and its transaction
+//!                                  conflicts simulated (`limits`), counts at GET /_limits
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
@@ -22,7 +24,8 @@ use local_stack::{demo, functions, jwt, template::Template};
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        None | Some("serve") => serve().await,
+        None => serve(&[]).await,
+        Some("serve") => serve(&args[1..]).await,
         Some("token") => token(&args[1..]),
         Some("explore") => local_stack::explore::run(&args[1..]).await,
         Some("seed") => seed().await,
@@ -66,7 +69,16 @@ fn token(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-async fn serve() -> Result<(), String> {
+async fn serve(args: &[String]) -> Result<(), String> {
+    let limits_factor = match args.iter().position(|a| a == "--limits") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .and_then(|f| f.parse::<f64>().ok())
+                .filter(|f| *f > 0.0 && *f <= 1.0)
+                .ok_or("--limits needs a factor in (0, 1], such as 0.001")?,
+        ),
+        None => None,
+    };
     let started = std::time::Instant::now();
     telemetry::init_logs();
     // Before any other task runs: it sets AWS_XRAY_DAEMON_ADDRESS.
@@ -79,12 +91,25 @@ async fn serve() -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("DynamoDB Local: {e}"))?;
-    let deps = local_stack::deps(&dynamo.endpoint, &table, None).await?;
+    // With --limits, everything reaches DynamoDB Local through the simulation.
+    let (endpoint, limits) = match limits_factor {
+        Some(factor) => {
+            let settings = local_stack::limits::Settings { factor, latency: std::time::Duration::from_millis(20) };
+            let (url, limits) = local_stack::limits::Limits::start(&dynamo.endpoint, settings).await?;
+            (url, Some(limits))
+        }
+        None => (dynamo.endpoint.clone(), None),
+    };
+    let deps = local_stack::deps(&endpoint, &table, None).await?;
+    // The demo data is there before the traffic: loaded with the simulation paused.
+    limits.iter().for_each(|l| l.pause(true));
     let loaded = demo::load(&deps.store).await.map_err(|e| format!("demo data: {e}"))?;
+    limits.iter().for_each(|l| l.pause(false));
     let template = Template::project()?;
-    let gateway = Gateway::new(template.routes(), functions::http_functions(&deps), jwt::secret())?;
+    let mut gateway = Gateway::new(template.routes(), functions::http_functions(&deps), jwt::secret())?;
+    gateway.limits = limits.clone();
     let failures = local_stack::stream::failures_file();
-    let poller = local_stack::stream::StreamPoller::new(deps.store.clone(), &dynamo.endpoint).await?;
+    let poller = local_stack::stream::StreamPoller::new(deps.store.clone(), &endpoint).await?;
     tokio::spawn(poller.with_failures_file(failures.clone()).run(std::time::Duration::from_millis(250)));
     let timeout = maintenance::expire::timeout_from_env()?;
     let every = std::time::Duration::from_secs(2);
@@ -102,6 +127,14 @@ async fn serve() -> Result<(), String> {
         every.as_secs(),
         failures.display()
     );
+    if let Some(factor) = limits_factor {
+        println!(
+            "Limits:   partitions at {:.0} RCU/s and {:.0} WCU/s (DynamoDB's x {factor}), transaction conflicts, 20 ms \
+             per request: {endpoint}; counts at GET /_limits",
+            3000.0 * factor,
+            1000.0 * factor
+        );
+    }
     println!("Traces:   each request's DynamoDB calls as `span` lines (X-Ray stand-in on udp {daemon})");
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
     println!("Docs:     http://127.0.0.1:{port}/docs (Authorize with a token below or ./dev token <sub>)");

@@ -34,6 +34,8 @@ pub struct Gateway {
     jwt_secret: String,
     /// Print one line per request.
     pub log: bool,
+    /// The limits simulation in front of DynamoDB Local, if on: its counts at `GET /_limits`.
+    pub limits: Option<Arc<crate::limits::Limits>>,
 }
 
 impl Gateway {
@@ -44,7 +46,7 @@ impl Gateway {
         if let Some(r) = routes.iter().find(|r| !functions.contains_key(r.function.as_str())) {
             return Err(format!("route {} names {}, which the local stack does not register", r.key(), r.function));
         }
-        Ok(Gateway { routes, functions, jwt_secret, log: true })
+        Ok(Gateway { routes, functions, jwt_secret, log: true, limits: None })
     }
 
     /// Accepts connections until the listener fails.
@@ -81,6 +83,15 @@ impl Gateway {
         let (parts, body) = req.into_parts();
         // The API reference (`/docs`, `/openapi.yaml`): not API routes.
         if let Some(resp) = crate::docs_ui::answer(&parts.method, parts.uri.path()) {
+            return resp;
+        }
+        if let (Some(limits), Some(pause)) = (&self.limits, parts.uri.path().strip_prefix("/_limits/")) {
+            limits.pause(pause == "pause");
+        }
+        if let (Some(limits), true) = (&self.limits, parts.uri.path().starts_with("/_limits")) {
+            let stats = serde_json::to_string(&limits.stats()).unwrap_or_default();
+            let mut resp = Response::new(Full::new(Bytes::from(stats)));
+            resp.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
             return resp;
         }
         // The most specific route wins, as in API Gateway: `/users/me`
