@@ -227,10 +227,12 @@ async fn random_walks_are_exact() {
                     (Some(a.min(b)), Some(a.max(b).max(a.min(b) + 1)))
                 }
             };
-            // Small limits too, but not so many pages that the walk is slow.
+            // Small limits too, but not so many pages that the walk is slow:
+            // at most about 400 queries (seed 6's last walk: 31 pages of 7
+            // orders on 10 shards).
             let most = if rng.random_range(0..2) == 0 { 10 } else { 100 };
             let mut limit = 1 + rng.random_range(0..most);
-            while (n as u64 / limit + 1) * partitions > 1_500 {
+            while (n as u64 / limit + 1) * partitions > 400 {
                 limit += 1 + limit / 2;
             }
             let q = Query { status, from, to, limit: limit.min(100) as u16 };
