@@ -224,5 +224,5 @@ pub async fn page<T: Keyed, A: Asker<T>>(
 }
 
 #[cfg(test)]
-#[path = "page_planner_tests.rs"]
+#[path = "tests/page_planner.rs"]
 mod tests;

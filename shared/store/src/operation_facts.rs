@@ -1,6 +1,8 @@
 //! What an operation's input and answer say, for the usage observer: the
 //! table and index it names, the capacity DynamoDB reports it consumed and
-//! the items it read.
+//! the items it read. A Scan's input and answer are read here too: the
+//! maintenance job's (`functions/maintenance/src/scan.rs`, the only place
+//! that sends one) paces itself by what it consumed; the store sends none.
 
 use aws_sdk_dynamodb::operation::{
     batch_get_item::BatchGetItemInput, batch_get_item::BatchGetItemOutput, batch_write_item::BatchWriteItemInput,
