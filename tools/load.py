@@ -153,6 +153,13 @@ def main():
     deadline = time.time() + args.seconds
     budget = [args.max_requests]
 
+    def place_order(tok, body, key, mine):  # places an order; remembers it if placed
+        status, o = api.call("POST", "/orders", tok, body, {"Idempotency-Key": key})
+        if status == 201:
+            with placed_lock:
+                placed[o["orderId"]] = o
+            mine.append(o["orderId"])
+
     def buyer(n):
         me = f"load-buyer-{n}"
         tok = token(me)
@@ -168,7 +175,7 @@ def main():
             key = f"{me}-{k}"
             roll = r.random()
             if args.hot:
-                hot_step(me, tok, r, roll, key, mine)
+                hot_step(me, tok, r, key, mine)
                 if args.rate:
                     time.sleep(max(0.0, next_at[n] - time.time()))
                     next_at[n] += args.buyers / args.rate
@@ -182,11 +189,7 @@ def main():
             else:
                 pid = r.choice(list(products))
                 body = {"items": [{"productId": pid, "qty": r.randint(1, 3)}]}
-            status, o = api.call("POST", "/orders", tok, body, {"Idempotency-Key": key})
-            if status == 201:
-                with placed_lock:
-                    placed[o["orderId"]] = o
-                mine.append(o["orderId"])
+            place_order(tok, body, key, mine)
 
     # --hot: the capacity model's mix (tools/capacity/mix.json): each
     # request kind in proportion to its rate, the hot entity of its
@@ -200,7 +203,7 @@ def main():
     def pick(r, dimension, hot, cold):
         return hot if r.random() < share.get(dimension, 0) else r.choice(cold)
 
-    def hot_step(me, tok, r, roll, key, mine):
+    def hot_step(me, tok, r, key, mine):
         kind = r.choices([k for k, _ in kinds], weights=[w for _, w in kinds])[0]
         category = pick(r, "category", "books", cold_categories)
         listing = pick(r, "listing", viral, listings[1:])
@@ -237,18 +240,9 @@ def main():
                     favorites[me] = on
         elif kind == "place catalog order":
             pid = pick(r, "product", hot_product, list(products))
-            status, o = api.call("POST", "/orders", tok, {"items": [{"productId": pid, "qty": 1}]},
-                                 {"Idempotency-Key": key})
-            if status == 201:
-                with placed_lock:
-                    placed[o["orderId"]] = o
-                mine.append(o["orderId"])
+            place_order(tok, {"items": [{"productId": pid, "qty": 1}]}, key, mine)
         elif kind == "place listing order":
-            status, o = api.call("POST", "/orders", tok, {"listingId": r.choice(listings[1:])}, {"Idempotency-Key": key})
-            if status == 201:
-                with placed_lock:
-                    placed[o["orderId"]] = o
-                mine.append(o["orderId"])
+            place_order(tok, {"listingId": r.choice(listings[1:])}, key, mine)
         elif kind in ("cancel order", "confirm order") and mine:
             order = mine.pop(r.randrange(len(mine)))
             api.call("PATCH", f"/orders/{order}", tok, {"status": "cancelled"})
@@ -259,7 +253,16 @@ def main():
     api.latencies, api.statuses = [], {}
     setup_requests = 0
     next_at = [time.time()] * args.buyers
-    threads = [threading.Thread(target=buyer, args=(n,)) for n in range(args.buyers)]
+    crashed = []  # a buyer that died fails the run (its invariants would hold vacuously)
+
+    def guarded(n):
+        try:
+            buyer(n)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            crashed.append(f"buyer {n}: {e!r}")
+            raise
+
+    threads = [threading.Thread(target=guarded, args=(n,)) for n in range(args.buyers)]
     started = time.time()
     for t in threads:
         t.start()
@@ -330,6 +333,7 @@ def main():
         ("every placed order reads back and is in the status index exactly once",
          not any("order" in f and "listing" not in f and "product" not in f for f in failures)),
         ("no 5xx", not any(s >= 500 for s in load_statuses)),
+        ("every buyer ran to the end", not crashed),
     ]
     if args.hot:
         checks.append(("the viral listing's favoriteCount is its favorites", not any("favoriteCount" in f for f in failures)))
@@ -343,6 +347,8 @@ def main():
             print("simulation: off (start the stack with ./dev up --limits F)")
     for name, ok in checks:
         print(f"invariant: {name}: {'ok' if ok else 'FAILED'}")
+    for c in crashed:
+        print("  " + c)
     for f in failures[:20]:
         print("  " + f)
     sys.exit(0 if all(ok for _, ok in checks) else 1)

@@ -15,7 +15,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
@@ -85,8 +85,10 @@ impl Gateway {
         if let Some(resp) = crate::docs_ui::answer(&parts.method, parts.uri.path()) {
             return resp;
         }
-        if let (Some(limits), Some(pause)) = (&self.limits, parts.uri.path().strip_prefix("/_limits/")) {
-            limits.pause(pause == "pause");
+        if let (Some(limits), Some(action), &Method::POST) =
+            (&self.limits, parts.uri.path().strip_prefix("/_limits/"), &parts.method)
+        {
+            limits.pause(action == "pause");
         }
         if let (Some(limits), true) = (&self.limits, parts.uri.path().starts_with("/_limits")) {
             let stats = serde_json::to_string(&limits.stats()).unwrap_or_default();
