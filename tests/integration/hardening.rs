@@ -306,3 +306,33 @@ async fn replayed_answers_are_marked_and_failures_are_not_kept() {
             .await;
     assert_eq!((other.status, other.error_code()), (422, "idempotency_key_reused"));
 }
+
+/// A counter the stream processor keeps can drift below zero (its attribute
+/// lost, then a removal counted: seen in the reconcile test beside live
+/// writes, where it made the listing a 500 on every read until reconcile
+/// ran). Drift must never make an item unreadable: the listing reads with
+/// a count of 0, stays in its category's pages, and can be favorited.
+#[tokio::test]
+async fn a_counter_drifted_below_zero_leaves_the_item_readable() {
+    let t = TestTable::with_demo_data().await;
+    integration_tests::sign_up_all(&t.deps, &["carol"]).await;
+    let id = local_stack::demo::LISTING_IDS[0];
+    let key = |r: aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder| {
+        r.key("pk", aws_sdk_dynamodb::types::AttributeValue::S(format!("LISTING#{id}")))
+            .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("#METADATA".into()))
+    };
+    let set = t.deps.store.client().update_item().table_name(t.deps.store.table());
+    key(set)
+        .update_expression("SET favoriteCount = :n")
+        .expression_attribute_values(":n", aws_sdk_dynamodb::types::AttributeValue::N("-1".into()))
+        .send()
+        .await
+        .unwrap();
+    let get = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", id)).await;
+    assert_eq!((get.status, get.body["favoriteCount"].as_i64()), (200, Some(0)), "{:?}", get.body);
+    let category = get.body["categoryId"].as_str().unwrap().to_owned();
+    assert_eq!(browse(&t, &category, &[id.to_owned()]).await, [id.to_owned()]);
+    let favorite =
+        users(&t.deps, req("PUT /users/me/favorites/{listingId}").path("listingId", id).by(As::User("carol"))).await;
+    assert_eq!(favorite.status, 201, "{:?}", favorite.body);
+}

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 
-pub use crate::values::{ListingStatus, Money, OrderStatus, UserRole};
+pub use crate::values::{counter, ListingStatus, Money, OrderStatus, UserRole};
 
 /// A catalog brand.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,10 +75,10 @@ pub struct User {
     /// `buyer` at sign-up, `both` after the first listing.
     pub role: UserRole,
     /// Sum of the ratings of reviews about the user (kept by the stream processor).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "counter::u64")]
     pub rating_sum: u64,
     /// Number of reviews about the user (kept by the stream processor).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "counter::u32")]
     pub review_count: u32,
     /// RFC 3339 creation time.
     pub created_at: String,
@@ -123,7 +123,7 @@ pub struct Listing {
     /// active, sold or removed.
     pub status: ListingStatus,
     /// How many users have it as a favorite (kept by the stream processor).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "counter::u32")]
     pub favorite_count: u32,
     /// RFC 3339 creation time.
     pub created_at: String,

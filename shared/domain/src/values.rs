@@ -199,6 +199,25 @@ impl OrderStatus {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn drifted_counters_read_within_their_range() {
+        #[derive(serde::Deserialize)]
+        struct Counts {
+            #[serde(deserialize_with = "counter::u32")]
+            small: u32,
+            #[serde(deserialize_with = "counter::u64")]
+            big: u64,
+        }
+        let read = |small: i64, big: i64| {
+            let c: Counts = serde_json::from_value(serde_json::json!({ "small": small, "big": big })).unwrap();
+            (c.small, c.big)
+        };
+        assert_eq!(read(-1, -3), (0, 0));
+        assert_eq!(read(7, 9), (7, 9));
+        assert_eq!(read(i64::from(u32::MAX) + 1, i64::MAX), (u32::MAX, i64::MAX as u64));
+    }
+
     use super::*;
 
     #[test]
@@ -258,5 +277,27 @@ mod tests {
         assert!("Active".parse::<ListingStatus>().is_err());
         assert_eq!(OrderStatus::ALL.len(), 5);
         assert_eq!(serde_json::to_string(&OrderStatus::Cancelled).unwrap(), "\"cancelled\"");
+    }
+}
+
+/// Counters the stream processor keeps (`favoriteCount`, `reviewCount`,
+/// `ratingSum`), read from their stored number with the drift they may
+/// carry: a value below zero (a count whose attribute was lost, then
+/// decremented by a removal, until reconcile repairs it) reads as 0 and one
+/// past the type's range as its largest, instead of making the item, and
+/// every page that holds it, unreadable.
+pub mod counter {
+    use serde::{Deserialize, Deserializer};
+
+    /// A `u32` counter (`#[serde(default, deserialize_with = "counter::u32")]`).
+    pub fn u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        let n = i64::deserialize(d)?;
+        Ok(u32::try_from(n.max(0)).unwrap_or(u32::MAX))
+    }
+
+    /// A `u64` counter.
+    pub fn u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        let n = i64::deserialize(d)?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 }
