@@ -263,17 +263,29 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
     let (reserved, parallelization) = template_stream_settings()?;
     let table_wcu: f64 =
         load.wcu.iter().chain(&load.coalesced_wcu).filter(|((i, _), _)| i == "table").map(|(_, w)| w).sum();
+    // Reserved concurrency 0: none, the invocations follow the shards.
+    let cap = if reserved > 0.0 { reserved } else { f64::INFINITY };
     let capacity_at = |m: f64| {
         let shards = (m * table_wcu / MAX_WCU).ceil().max(mix.stream.shards);
-        reserved.min(shards * parallelization) * mix.stream.records_per_invocation_second
+        cap.min(shards * parallelization) * mix.stream.records_per_invocation_second
     };
     let enough_up_to = crossing(|m| m * load.records - capacity_at(m), 0.0).unwrap_or(f64::INFINITY);
     let needed = (1000.0 * load.records / mix.stream.records_per_invocation_second).ceil();
+    let shards_1000x = (1000.0 * table_wcu / MAX_WCU).ceil().max(mix.stream.shards);
     println!(
-        "stream processor: {:.1} records/s at 1x; template: reserved concurrency {reserved}, parallelization {parallelization}, \
-         {:.0} records/s per invocation: enough up to {enough_up_to:.0}x (1000x needs {needed} concurrent invocations)",
-        load.records, mix.stream.records_per_invocation_second
+        "stream processor: {:.1} records/s at 1x; template: reserved concurrency {}, parallelization {parallelization}, \
+         {:.0} records/s per invocation: enough up to {}; 1000x needs {needed} concurrent invocations \
+         ({shards_1000x} shards x {parallelization} give {})",
+        load.records,
+        if reserved > 0.0 { reserved.to_string() } else { "none".to_owned() },
+        mix.stream.records_per_invocation_second,
+        if enough_up_to.is_finite() { format!("{enough_up_to:.0}x") } else { "any multiple".to_owned() },
+        cap.min(shards_1000x * parallelization),
     );
+    let stream_ok = enough_up_to >= 1000.0;
+    if !stream_ok {
+        println!("FAIL: the stream processor falls behind below 1000x (template defaults above)");
+    }
     for m in MULTIPLES {
         let n = rows.iter().filter(|r| r.0 <= m).count();
         println!("at {m:>6}x: {n} partitions over a limit");
@@ -288,7 +300,7 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
             "FAIL: keys over a limit below 1000x (above)"
         }
     );
-    Ok(ok)
+    Ok(ok && stream_ok)
 }
 
 #[cfg(test)]
