@@ -409,18 +409,19 @@ async fn the_reader_reads_what_the_planner_plans() {
 /// page planner, answering as DynamoDB does (more to give whenever a query
 /// stops at its limit).
 async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
-    use orders::page_planner::{page, Answer, Ask, Asker, Keyed, Position};
+    use fanout::page_planner::{page, Answer, Ask, Asker, Keyed, Position};
     #[derive(Debug)]
     struct It(Ulid);
     impl Keyed for It {
-        fn ulid(&self) -> Ulid {
+        type Key = Ulid;
+        fn key(&self) -> Ulid {
             self.0
         }
     }
     struct Memory<'a>(&'a [Vec<Ulid>], Vec<usize>, std::cell::Cell<i64>);
     impl Asker<It> for Memory<'_> {
         type Error = std::convert::Infallible;
-        async fn ask(&self, asks: Vec<Ask>) -> Result<Vec<(Ask, Answer<It>)>, Self::Error> {
+        async fn ask(&self, asks: Vec<Ask<Ulid>>) -> Result<Vec<(Ask<Ulid>, Answer<It>)>, Self::Error> {
             Ok(asks
                 .into_iter()
                 .map(|a| {
@@ -437,7 +438,7 @@ async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
                 .collect())
         }
     }
-    let (mut reads, mut at) = (Vec::new(), None::<Position>);
+    let (mut reads, mut at) = (Vec::new(), None::<Position<Ulid>>);
     loop {
         let live = (0..parts.len()).filter(|i| at.as_ref().is_none_or(|p| !p.done[*i])).collect();
         let memory = Memory(parts, live, std::cell::Cell::new(0));

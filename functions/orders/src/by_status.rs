@@ -2,7 +2,7 @@
 //! `STATUS#<status>#<shard>` / `ORDER#<orderId>`): by status (e-commerce
 //! AP3), all statuses (AP7) and a date range (AP8, ULID bounds on the sort
 //! key). A page is at most two rounds of queries, planned by
-//! [`crate::page_planner`], each round sent concurrently within the
+//! [`fanout::page_planner`], each round sent concurrently within the
 //! handler's task (bounded); the cursor carries the oldest order returned,
 //! which partitions are exhausted and, over a few partitions, what the page
 //! learned to size the next page's first round (a [`Hint`]).
@@ -15,8 +15,10 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::access;
 use ulid::Ulid;
 
-use crate::hint::Hint;
-use crate::page_planner::{self, Answer, Ask, Asker, Keyed, Position};
+use fanout::bitmap;
+use fanout::hint::Hint;
+use fanout::page_planner::{self, Answer, Ask, Asker, Keyed, Position};
+
 use crate::App;
 
 /// The most partition queries in flight at once.
@@ -40,9 +42,13 @@ struct Cursor {
     hint: Option<String>,
 }
 
-impl Keyed for Order {
-    fn ulid(&self) -> Ulid {
-        self.order_id.ulid()
+/// An order of the view, sorted by its id.
+struct ByStatus(Order);
+
+impl Keyed for ByStatus {
+    type Key = Ulid;
+    fn key(&self) -> Ulid {
+        self.0.order_id.ulid()
     }
 }
 
@@ -56,10 +62,10 @@ struct Partitions<'a> {
     live: Vec<(OrderStatus, u16)>,
 }
 
-impl Asker<Order> for Partitions<'_> {
+impl Asker<ByStatus> for Partitions<'_> {
     type Error = ApiError;
 
-    async fn ask(&self, asks: Vec<Ask>) -> Result<Vec<(Ask, Answer<Order>)>, ApiError> {
+    async fn ask(&self, asks: Vec<Ask<Ulid>>) -> Result<Vec<(Ask<Ulid>, Answer<ByStatus>)>, ApiError> {
         stream::iter(asks)
             .map(|ask| async move {
                 let (status, shard) = self.live[ask.part];
@@ -67,30 +73,13 @@ impl Asker<Order> for Partitions<'_> {
                 let query = access::orders_by_status_shard(status, shard, range)?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
                 let page = self.app.deps.store.query_exact::<Order>(&query, limit, None).await?;
-                Ok::<_, ApiError>((ask, Answer { items: page.items, more: page.next.is_some() }))
+                let items = page.items.into_iter().map(ByStatus).collect();
+                Ok::<_, ApiError>((ask, Answer { items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()
             .await
     }
-}
-
-fn bitmap(bits: &[bool]) -> String {
-    bits.chunks(4)
-        .map(|c| c.iter().enumerate().fold(0u8, |n, (i, b)| n | (u8::from(*b) << i)))
-        .map(|n| format!("{n:x}"))
-        .collect()
-}
-
-fn unbitmap(hex: &str, len: usize) -> Option<Vec<bool>> {
-    let bits: Vec<bool> = hex
-        .chars()
-        .map(|c| c.to_digit(16))
-        .collect::<Option<Vec<u32>>>()?
-        .into_iter()
-        .flat_map(|n| (0..4).map(move |i| n & (1 << i) != 0))
-        .collect();
-    (bits.len() == len.div_ceil(4) * 4).then(|| bits.into_iter().take(len).collect())
 }
 
 fn time_param(req: &Request, name: &str) -> Result<Option<u64>, ApiError> {
@@ -135,40 +124,28 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     let (items, next) =
         page_planner::page(partitions.len(), low, high, usize::from(page.limit), at.as_ref(), &asker).await?;
     let next_cursor = next.map(|p| app.deps.cursors.seal(&scope, &Cursor::of(&p)));
+    let items: Vec<Order> = items.into_iter().map(|o| o.0).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
 
 impl Cursor {
-    fn of(p: &Position) -> Self {
-        Cursor { before: OrderId::from_ulid(p.before), done: bitmap(&p.done), hint: p.hint.as_ref().map(Hint::encode) }
+    fn of(p: &Position<Ulid>) -> Self {
+        Cursor {
+            before: OrderId::from_ulid(p.before),
+            done: bitmap::encode(&p.done),
+            hint: p.hint.as_ref().map(Hint::encode),
+        }
     }
 
     /// The walk's position over `partitions` partitions (400 for a cursor
     /// of another partition count); a hint that does not decode is none.
-    fn position(&self, partitions: usize) -> Result<Position, ApiError> {
-        let done = unbitmap(&self.done, partitions).ok_or_else(|| ApiError::bad_request("invalid cursor"))?;
+    fn position(&self, partitions: usize) -> Result<Position<Ulid>, ApiError> {
+        let done = bitmap::decode(&self.done, partitions).ok_or_else(|| ApiError::bad_request("invalid cursor"))?;
         if self.before.ulid().0 == 0 {
             return Err(ApiError::bad_request("invalid cursor"));
         }
         let live = done.iter().filter(|d| !**d).count();
         let hint = self.hint.as_deref().and_then(|h| Hint::decode(h, live));
         Ok(Position { before: self.before.ulid(), done, hint })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn done_bitmaps_round_trip() {
-        for len in [1usize, 3, 4, 5, 50, 500] {
-            let bits: Vec<bool> = (0..len).map(|i| i % 3 == 0 || i % 7 == 0).collect();
-            let hex = bitmap(&bits);
-            assert_eq!(hex.len(), len.div_ceil(4));
-            assert_eq!(unbitmap(&hex, len), Some(bits));
-            assert_eq!(unbitmap(&hex, len + 4), None, "a cursor for another partition count");
-        }
-        assert_eq!(unbitmap("zz", 8), None);
     }
 }

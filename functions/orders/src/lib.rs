@@ -4,8 +4,6 @@
 //! status index (marketplace AP7-9, e-commerce AP1-5, AP7-8).
 
 mod by_status;
-pub mod hint;
-pub mod page_planner;
 mod place;
 
 use api::validate::Text;

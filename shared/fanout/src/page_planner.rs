@@ -1,6 +1,7 @@
-//! One page of a view over several partitions of a ULID-sorted index (the
-//! write-sharded status index: `STATUS#<status>#<shard>`), newest first,
-//! exact and full, in at most two rounds of queries, planned here without
+//! One page of a view over several partitions of a sorted index (the
+//! write-sharded status index, `STATUS#<status>#<shard>`, newest first; a
+//! hot category's browse and price keys, newest and cheapest first), exact
+//! and full, in at most two rounds of queries, planned here without
 //! any I/O: the caller answers each round's [`Ask`]s (`Asker`: DynamoDB in
 //! the handler, partitions in memory in the tests).
 //!
@@ -42,26 +43,30 @@
 //! partition is exhausted for the next page only when it ran out over the
 //! whole range and every item it gave is on the page.
 
-use ulid::Ulid;
+//! "Newest" and "oldest" below stand for the greatest and least keys of a
+//! [`PageKey`] (a cheapest-first key orders in reverse).
 
 use crate::hint::{first_round_shares, hinted_shares, Hint, Known, HINT_PARTITIONS};
+use crate::key::PageKey;
 
-/// An item of the view: sorted by its ULID, newest first.
+/// An item of the view: walked by its key, greatest ("newest") first.
 pub trait Keyed {
-    /// Its ULID.
-    fn ulid(&self) -> Ulid;
+    /// The key it is sorted by.
+    type Key: PageKey;
+    /// Its key.
+    fn key(&self) -> Self::Key;
 }
 
-/// One query of a page: a partition's items with ULIDs in `low..=high`,
-/// newest first, at most `limit` of them.
+/// One query of a page: a partition's items with keys in `low..=high`,
+/// greatest first, at most `limit` of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ask {
+pub struct Ask<K> {
     /// Which of the live partitions.
     pub part: usize,
-    /// Lowest ULID wanted.
-    pub low: Ulid,
-    /// Highest ULID wanted.
-    pub high: Ulid,
+    /// Least key wanted.
+    pub low: K,
+    /// Greatest key wanted.
+    pub high: K,
     /// Most items wanted.
     pub limit: usize,
 }
@@ -78,11 +83,15 @@ pub struct Answer<T> {
 }
 
 /// Answers a round of asks (each ask's answer, in any order).
-pub trait Asker<T> {
+pub trait Asker<T: Keyed> {
     /// What a failed query is.
     type Error;
     /// Sends the asks.
-    fn ask(&self, asks: Vec<Ask>) -> impl std::future::Future<Output = Result<Vec<(Ask, Answer<T>)>, Self::Error>>;
+    #[allow(clippy::type_complexity)]
+    fn ask(
+        &self,
+        asks: Vec<Ask<T::Key>>,
+    ) -> impl std::future::Future<Output = Result<Vec<(Ask<T::Key>, Answer<T>)>, Self::Error>>;
 }
 
 /// Where the next page of a walk starts: every item newer than `before`
@@ -90,9 +99,9 @@ pub trait Asker<T> {
 /// partitions with nothing left; `hint` is what the page learned for the
 /// next one's first round (over at most [`HINT_PARTITIONS`] live ones).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Position {
+pub struct Position<K> {
     /// The oldest item returned so far.
-    pub before: Ulid,
+    pub before: K,
     /// Exhausted partitions.
     pub done: Vec<bool>,
     /// What the page learned.
@@ -100,11 +109,11 @@ pub struct Position {
 }
 
 /// What a partition gave so far on this page.
-struct Seen<T> {
+struct Seen<T: Keyed> {
     items: Vec<T>,
     /// Every item of the partition in the page's range that was not read is
     /// older than this one; `None`: none is left unread.
-    unread_below: Option<Ulid>,
+    unread_below: Option<T::Key>,
 }
 
 /// The next page of a walk over `partitions` partitions of the range
@@ -114,23 +123,23 @@ struct Seen<T> {
 /// live partitions is ignored.
 pub async fn page<T: Keyed, A: Asker<T>>(
     partitions: usize,
-    low: Ulid,
-    high: Ulid,
+    low: T::Key,
+    high: T::Key,
     limit: usize,
-    at: Option<&Position>,
+    at: Option<&Position<T::Key>>,
     asker: &A,
-) -> Result<(Vec<T>, Option<Position>), A::Error> {
+) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
     let (high, mut done) = match at {
         None => (high, vec![false; partitions]),
         // Strictly older than the oldest item returned.
-        Some(p) => match p.before.0.checked_sub(1) {
-            Some(below) => (Ulid(below).min(high), p.done.clone()),
+        Some(p) => match p.before.pred() {
+            Some(below) => (below.min(high), p.done.clone()),
             None => return Ok((Vec::new(), None)),
         },
     };
     let live: Vec<usize> = (0..partitions).filter(|i| !done.get(*i).copied().unwrap_or(true)).collect();
     let hint = at.and_then(|p| p.hint.as_ref()).filter(|h| h.parts.len() == live.len());
-    let rotate = usize::try_from(high.0 % 1_000_003).unwrap_or(0);
+    let rotate = usize::try_from(high.position() % 1_000_003).unwrap_or(0);
     let shares = match hint {
         Some(hint) => hinted_shares(limit, hint),
         None => first_round_shares(limit, live.len(), rotate),
@@ -144,11 +153,11 @@ pub async fn page<T: Keyed, A: Asker<T>>(
         s.items = answer.items;
         // A query that stops with more to give has read at least one item
         // (DynamoDB ends a page early only for a filter or its 1 MB size).
-        s.unread_below = if answer.more { s.items.last().map(Keyed::ulid) } else { None };
+        s.unread_below = if answer.more { s.items.last().map(Keyed::key) } else { None };
     }
 
     // Round 2: the partitions that may hide items of the page.
-    let mut first: Vec<Ulid> = seen.iter().flat_map(|s| s.items.iter().map(Keyed::ulid)).collect();
+    let mut first: Vec<T::Key> = seen.iter().flat_map(|s| s.items.iter().map(Keyed::key)).collect();
     first.sort_unstable_by(|a, b| b.cmp(a));
     let floor = (first.len() > limit).then(|| first[limit - 1]);
     let mut asks = Vec::new();
@@ -158,8 +167,8 @@ pub async fn page<T: Keyed, A: Asker<T>>(
             continue;
         }
         let newer = first.partition_point(|id| *id >= oldest);
-        let ask_low = floor.map_or(Some(low), |l| l.0.checked_add(1).map(Ulid));
-        let ask_high = oldest.0.checked_sub(1).map(Ulid);
+        let ask_low = floor.map_or(Some(low), PageKey::succ);
+        let ask_high = oldest.pred();
         match (ask_low, ask_high) {
             (Some(ask_low), Some(ask_high)) if ask_low <= ask_high => {
                 let limit = limit - newer + usize::from(floor.is_none());
@@ -173,7 +182,7 @@ pub async fn page<T: Keyed, A: Asker<T>>(
         for (ask, answer) in asker.ask(asks).await? {
             let s = &mut seen[ask.part];
             s.items.extend(answer.items);
-            s.unread_below = if answer.more { s.items.last().map(Keyed::ulid) } else { floor };
+            s.unread_below = if answer.more { s.items.last().map(Keyed::key) } else { floor };
         }
     }
 
@@ -184,8 +193,8 @@ pub async fn page<T: Keyed, A: Asker<T>>(
     for (part, s) in seen.iter_mut().enumerate() {
         merged.extend(std::mem::take(&mut s.items).into_iter().map(|o| (part, o)));
     }
-    merged.retain(|(_, o)| bound.is_none_or(|b| o.ulid() >= b));
-    merged.sort_unstable_by_key(|(_, o)| std::cmp::Reverse(o.ulid()));
+    merged.retain(|(_, o)| bound.is_none_or(|b| o.key() >= b));
+    merged.sort_unstable_by_key(|(_, o)| std::cmp::Reverse(o.key()));
     merged.truncate(limit);
     let mut taken = vec![0usize; seen.len()];
     for (part, _) in &merged {
@@ -199,24 +208,24 @@ pub async fn page<T: Keyed, A: Asker<T>>(
         (Some(newest), Some(oldest)) if done.iter().any(|d| !d) => {
             // Every item a partition gave but the page did not take is older
             // than the page's oldest, and every item of it above its bound was read.
-            let oldest_ms = oldest.ulid().timestamp_ms();
+            let oldest_ms = oldest.key().position();
             let parts: Vec<Known> = (0..seen.len())
                 .filter(|j| !done[live[*j]])
                 .map(|j| Known {
                     read: given[j].saturating_sub(taken[j]),
-                    unknown_below_ms: seen[j].unread_below.map(|u| oldest_ms.saturating_sub(u.timestamp_ms())),
+                    unknown_below_ms: seen[j].unread_below.map(|u| oldest_ms.saturating_sub(u.position())),
                 })
                 .collect();
             // The items returned span from the previous page's oldest (or, on
             // the first page, from the newest returned, one item fewer).
             let (returned, since) = match at {
-                Some(p) => (items.len(), p.before.timestamp_ms()),
-                None => (items.len() - 1, newest.ulid().timestamp_ms()),
+                Some(p) => (items.len(), p.before.position()),
+                None => (items.len() - 1, newest.key().position()),
             };
             let span = since.saturating_sub(oldest_ms);
             let rate = Hint::next_rate(hint.map(|h| h.rate), returned, span, live.len());
             let hint = rate.filter(|_| parts.len() <= HINT_PARTITIONS).map(|rate| Hint { rate, parts });
-            Some(Position { before: oldest.ulid(), done, hint })
+            Some(Position { before: oldest.key(), done, hint })
         }
         _ => None,
     };

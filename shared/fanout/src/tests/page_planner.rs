@@ -10,14 +10,18 @@ use std::convert::Infallible;
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
+use ulid::Ulid;
+
 use super::*;
+use crate::key::Cheapest;
 
-/// An item: its ULID.
+/// An item: its key.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct It(Ulid);
+struct It<K>(K);
 
-impl Keyed for It {
-    fn ulid(&self) -> Ulid {
+impl<K: PageKey> Keyed for It<K> {
+    type Key = K;
+    fn key(&self) -> K {
         self.0
     }
 }
@@ -33,8 +37,8 @@ fn rng(seed: u64) -> TestRng {
 }
 
 /// Partitions in memory, each newest first; what the walk read.
-struct Memory {
-    parts: Vec<Vec<Ulid>>,
+struct Memory<K> {
+    parts: Vec<Vec<K>>,
     /// A query that stopped at its limit says it has more even when it has
     /// not (DynamoDB's `LastEvaluatedKey`); else only when it has.
     more_at_limit: bool,
@@ -44,19 +48,19 @@ struct Memory {
     queries: RefCell<usize>,
 }
 
-impl Asker<It> for Memory {
+impl<K: PageKey> Asker<It<K>> for Memory<K> {
     type Error = Infallible;
 
-    async fn ask(&self, asks: Vec<Ask>) -> Result<Vec<(Ask, Answer<It>)>, Infallible> {
+    async fn ask(&self, asks: Vec<Ask<K>>) -> Result<Vec<(Ask<K>, Answer<It<K>>)>, Infallible> {
         *self.rounds.borrow_mut() += 1;
         let live = self.live.borrow();
         Ok(asks
             .into_iter()
             .map(|ask| {
                 *self.queries.borrow_mut() += 1;
-                let range: Vec<Ulid> =
+                let range: Vec<K> =
                     self.parts[live[ask.part]].iter().copied().filter(|u| ask.low <= *u && *u <= ask.high).collect();
-                let items: Vec<It> = range.iter().take(ask.limit).map(|u| It(*u)).collect();
+                let items: Vec<It<K>> = range.iter().take(ask.limit).map(|u| It(*u)).collect();
                 *self.read.borrow_mut() += items.len();
                 let more = if self.more_at_limit { items.len() == ask.limit } else { range.len() > ask.limit };
                 (ask, Answer { items, more })
@@ -66,16 +70,16 @@ impl Asker<It> for Memory {
 }
 
 /// A walk's pages.
-struct Walk {
-    pages: Vec<Vec<Ulid>>,
+struct Walk<K> {
+    pages: Vec<Vec<K>>,
     read: usize,
     max_rounds: usize,
     max_queries: usize,
 }
 
-fn walk(memory: &Memory, low: Ulid, high: Ulid, limit: usize) -> Walk {
+fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize) -> Walk<K> {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let (mut pages, mut at, mut max_rounds, mut max_queries) = (Vec::new(), None::<Position>, 0, 0);
+    let (mut pages, mut at, mut max_rounds, mut max_queries) = (Vec::new(), None::<Position<K>>, 0, 0);
     *memory.read.borrow_mut() = 0;
     loop {
         let live: Vec<usize> = match &at {
@@ -99,10 +103,10 @@ fn walk(memory: &Memory, low: Ulid, high: Ulid, limit: usize) -> Walk {
 
 /// Every item of the range once, newest first, in full pages, each in at
 /// most two rounds.
-fn assert_exact(w: &Walk, parts: &[Vec<Ulid>], low: Ulid, high: Ulid, limit: usize, case: &str) {
-    let mut want: Vec<Ulid> = parts.iter().flatten().copied().filter(|u| low <= *u && *u <= high).collect();
+fn assert_exact<K: PageKey>(w: &Walk<K>, parts: &[Vec<K>], low: K, high: K, limit: usize, case: &str) {
+    let mut want: Vec<K> = parts.iter().flatten().copied().filter(|u| low <= *u && *u <= high).collect();
     want.sort_unstable_by(|a, b| b.cmp(a));
-    let got: Vec<Ulid> = w.pages.iter().flatten().copied().collect();
+    let got: Vec<K> = w.pages.iter().flatten().copied().collect();
     assert_eq!(got, want, "{case}: every item once, newest first");
     let (last, full) = w.pages.split_last().unwrap();
     assert!(full.iter().all(|p| p.len() == limit), "{case}: full pages");
@@ -163,6 +167,50 @@ fn random_walks_are_exact() {
             };
             let case = format!("seed {seed}: {n} items on {n_parts} partitions (spread {spread}), limit {limit}, more at limit {more_at_limit}");
             assert_exact(&walk(&memory, low, high, limit), &parts, low, high, limit, &case);
+        }
+    }
+}
+
+/// Cheapest first: random prices (few distinct ones, so many ties broken
+/// by id), random price bounds, both answering styles: 1,000 walks.
+#[test]
+fn random_cheapest_first_walks_are_exact() {
+    for seed in 1..=500u64 {
+        let mut rng = rng(seed);
+        let n_parts = [1usize, 2, 4, 8, 16][rng.random_range(0..5) as usize];
+        let n = rng.random_range(0..300) as usize;
+        let prices: Vec<u64> = (0..1 + rng.random_range(0..20)).map(|_| rng.random_range(0..5_000)).collect();
+        let mut parts = vec![Vec::new(); n_parts];
+        for _ in 0..n {
+            let cents = prices[rng.random_range(0..prices.len() as u64) as usize];
+            let id = Ulid::from_parts(T0 + rng.random_range(0..1_000), u128::from(rng.random::<u64>()));
+            parts[rng.random_range(0..n_parts as u64) as usize].push(Cheapest { cents, id });
+        }
+        for p in &mut parts {
+            p.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        let (a, b) = (rng.random_range(0..5_000), rng.random_range(0..5_000));
+        let (high, low) = match rng.random_range(0..3) {
+            0 => (Cheapest::from_cents(0), Cheapest::to_cents(Cheapest::MAX_CENTS)),
+            1 => (Cheapest::from_cents(a.min(b)), Cheapest::to_cents(a.max(b))),
+            _ => (Cheapest::from_cents(a), Cheapest::to_cents(a)),
+        };
+        let limit = 1 + rng.random_range(0..30) as usize;
+        for more_at_limit in [true, false] {
+            let memory = Memory {
+                parts: parts.clone(),
+                more_at_limit,
+                live: RefCell::default(),
+                read: RefCell::default(),
+                rounds: RefCell::default(),
+                queries: RefCell::default(),
+            };
+            let case =
+                format!("seed {seed}: {n} items on {n_parts} partitions, limit {limit}, more at limit {more_at_limit}");
+            let w = walk(&memory, low, high, limit);
+            assert_exact(&w, &parts, low, high, limit, &case);
+            let cents: Vec<u64> = w.pages.iter().flatten().map(|k| k.cents).collect();
+            assert!(cents.windows(2).all(|p| p[0] <= p[1]), "{case}: cheapest first");
         }
     }
 }

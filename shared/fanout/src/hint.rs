@@ -1,4 +1,4 @@
-//! What a page of the status views asks of each partition in its first
+//! What a page of a sharded view asks of each partition in its first
 //! round: an even share of the page plus a measured slack, or, after a page
 //! that left a [`Hint`] in its cursor, about what each partition is expected
 //! to give. Only arithmetic: a hint can make a page cheaper or dearer, never
