@@ -8,6 +8,7 @@ use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{BrandId, CategoryId, ProductId};
 use domain::model::{Brand, Category, Money, Product};
+use domain::shard::MAX_LISTING_SHARDS;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -68,7 +69,7 @@ async fn list_categories(app: &Deps, req: Request) -> Result<Response, ApiError>
     cached_first_page::<Category>(app, "categories", &access::categories()?, &req).await
 }
 
-/// Body of `POST /brands` and `POST /categories`.
+/// Body of `POST /brands`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewGrouping {
@@ -76,13 +77,25 @@ struct NewGrouping {
     id: Option<String>,
 }
 
-impl NewGrouping {
-    /// The requested slug id (validated) or a generated one.
-    fn id<T: std::str::FromStr<Err = domain::ids::IdError>>(&self, generate: fn() -> T) -> Result<T, ApiError> {
-        match &self.id {
-            Some(id) => id.parse().map_err(|e| ApiError::bad_request(format!("invalid body: `id`: {e}"))),
-            None => Ok(generate()),
-        }
+/// Body of `POST /categories`: a brand's, and how many shards its listings'
+/// browse and price keys are spread over (for a category expected to be
+/// hot: see docs/capacity.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct NewCategory {
+    name: Name,
+    id: Option<String>,
+    listing_shards: Option<u16>,
+}
+
+/// The requested slug id (validated) or a generated one.
+fn slug_id<T: std::str::FromStr<Err = domain::ids::IdError>>(
+    id: &Option<String>,
+    generate: fn() -> T,
+) -> Result<T, ApiError> {
+    match id {
+        Some(id) => id.parse().map_err(|e| ApiError::bad_request(format!("invalid body: `id`: {e}"))),
+        None => Ok(generate()),
     }
 }
 
@@ -90,18 +103,30 @@ impl NewGrouping {
 async fn create_brand(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let body: NewGrouping = req.json()?;
-    let brand =
-        Brand { brand_id: body.id(BrandId::generate)?, name: body.name.into_string(), created_at: rfc3339(now_ms()) };
+    let brand = Brand {
+        brand_id: slug_id(&body.id, BrandId::generate)?,
+        name: body.name.into_string(),
+        created_at: rfc3339(now_ms()),
+    };
     put_new(app, &brand, || format!("brand `{}` already exists", brand.brand_id)).await
 }
 
 /// Creates a category (admin). `PutItem CATEGORIES / CATEGORY#<categoryId>` if absent.
+/// Its `listingShards` is set once: listings record their shard, and every
+/// function instance may remember the category for five minutes.
 async fn create_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
-    let body: NewGrouping = req.json()?;
+    let body: NewCategory = req.json()?;
+    let listing_shards = body.listing_shards.unwrap_or(1);
+    if !(1..=MAX_LISTING_SHARDS).contains(&listing_shards) {
+        return Err(ApiError::bad_request(format!(
+            "invalid body: `listingShards`: must be from 1 to {MAX_LISTING_SHARDS}"
+        )));
+    }
     let category = Category {
-        category_id: body.id(CategoryId::generate)?,
+        category_id: slug_id(&body.id, CategoryId::generate)?,
         name: body.name.into_string(),
+        listing_shards,
         created_at: rfc3339(now_ms()),
     };
     put_new(app, &category, || format!("category `{}` already exists", category.category_id)).await

@@ -5,10 +5,13 @@
 //! stream processor while it is active and removed by the write that takes
 //! it out of active (see the listing's declaration).
 
+mod browse;
+
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Listing, ListingStatus, Money, User, UserRole};
+use domain::model::{Category, Listing, ListingStatus, Money, User, UserRole};
+use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -25,7 +28,7 @@ api::routes! {
     "PATCH /listings/{listingId}" => update_listing,
     "GET /sellers/{sellerId}/listings" => seller_listings,
     "GET /sellers/{sellerId}/listings/active" => storefront,
-    "GET /categories/{categoryId}/listings" => category_listings,
+    "GET /categories/{categoryId}/listings" => browse::category_listings,
 }
 
 /// Body of `POST /listings`.
@@ -39,33 +42,36 @@ struct NewListing {
 }
 
 /// Lists an item for sale; the seller is the caller. Its category is read
-/// (it existed when read; cached, see `api::cache`) and so is the seller
-/// (only signed-up users sell); then one `TransactWriteItems`: the listing
-/// put if absent and, the first time, the seller's role set to `both`.
+/// (it existed when read; cached, see `api::cache`; its `listingShards`
+/// picks the listing's browse shard) and so is the seller (only signed-up
+/// users sell); then one `TransactWriteItems`: the listing put if absent
+/// and, the first time, the seller's role set to `both`.
 async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let body: NewListing = req.json()?;
     if body.price == Money::default() {
         return Err(ApiError::bad_request("invalid body: `price`: must be greater than 0"));
     }
+    // Read, not condition-checked in the transaction: every new listing of
+    // a category would otherwise hold the category's item (a hot key).
+    let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&body.category_id)?).await? else {
+        return Err(ApiError::bad_request(format!("category `{}` does not exist", body.category_id)));
+    };
     let now = rfc3339(now_ms());
+    let listing_id = ListingId::generate();
     let listing = Listing {
-        listing_id: ListingId::generate(),
+        listing_id,
         seller_id: caller.user_id.clone(),
         title: body.title.into_string(),
         price: body.price,
         category_id: body.category_id,
+        shard: listing_shard(&listing_id, category.listing_shards),
         description: body.description.map(Description::into_string),
         status: ListingStatus::Active,
         favorite_count: 0,
         created_at: now.clone(),
         updated_at: now.clone(),
     };
-    // Read, not condition-checked in the transaction: every new listing of
-    // a category would otherwise hold the category's item (a hot key).
-    if !api::cache::exists(&app.store, &keys::category(&listing.category_id)?).await? {
-        return Err(ApiError::bad_request(format!("category `{}` does not exist", listing.category_id)));
-    }
     let seller = app.store.get::<User>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
         return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
@@ -173,42 +179,4 @@ async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     let page = req.page(&[])?;
     app.list::<Listing>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
-}
-
-/// Marketplace AP6: a category's active listings, newest first (public).
-/// `browse` (GSI2) holds a listing only while it is active (the same
-/// partitions hold the category's products, apart by sort-key prefix).
-/// `Query GSI2 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, LISTING#)`, descending.
-///
-/// Beyond the seeds, `?sort=price[&minPrice=][&maxPrice=]`: cheapest first,
-/// bounds inclusive, on the sparse GSI3 of active listings by price.
-/// `Query GSI3 gsi3pk = PRICE#<categoryId>, gsi3sk BETWEEN LISTING#<min>#
-/// AND LISTING#<max>#~` (prices in zero-padded cents).
-async fn category_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    let category: CategoryId = req.path("categoryId")?;
-    let page = req.page(&["sort", "minPrice", "maxPrice"])?;
-    let (min, max) = (price_param(&req, "minPrice")?, price_param(&req, "maxPrice")?);
-    let query = match req.query::<String>("sort")?.as_deref() {
-        None if min.is_none() && max.is_none() => access::category_listings(&category)?,
-        None => return Err(ApiError::bad_request("minPrice and maxPrice go with sort=price")),
-        Some("price") => {
-            let (min, max) = (min.unwrap_or_default(), max.unwrap_or(Money::MAX));
-            if min > max {
-                return Err(ApiError::bad_request("minPrice must not be above maxPrice"));
-            }
-            access::listings_by_price(&category, min, max)?
-        }
-        Some(_) => return Err(ApiError::bad_request("sort: must be `price` (leave it out for newest first)")),
-    };
-    app.list::<Listing>(&query, &page).await
-}
-
-/// A price query parameter: a JSON number such as `12` or `12.5`, 0 to 1000000.
-fn price_param(req: &Request, name: &str) -> Result<Option<Money>, ApiError> {
-    match req.query::<String>(name)? {
-        None => Ok(None),
-        Some(raw) => serde_json::from_str::<Money>(&raw).map(Some).map_err(|_| {
-            ApiError::bad_request(format!("{name}: must be an amount from 0 to 1000000 with at most two decimals"))
-        }),
-    }
 }

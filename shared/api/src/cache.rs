@@ -55,22 +55,33 @@ impl<K: PartialEq, V: Clone> Ttl<K, V> {
     }
 }
 
-/// Items known to exist (categories, brands), by table and key (one
-/// process may serve several tables: the local stack, the tests).
-static EXISTING: Ttl<(String, Key), ()> = Ttl::new(EXISTS_TTL);
+/// Items found (categories, brands), by table and key (one process may
+/// serve several tables: the local stack, the tests).
+static FOUND: Ttl<(String, Key), serde_json::Value> = Ttl::new(EXISTS_TTL);
 
-/// Whether the item at `key` exists: from memory if it was found less than
-/// [`EXISTS_TTL`] ago, else one eventually consistent `GetItem`.
-pub async fn exists(store: &Store, key: &Key) -> Result<bool, StoreError> {
+/// The item at `key`: from memory if it was found less than [`EXISTS_TTL`]
+/// ago, else one eventually consistent `GetItem` (remembered if found).
+/// What a cached item may hold stale is said where it is used: a category's
+/// shard count can only be set when it is created.
+pub async fn found<T: serde::de::DeserializeOwned>(store: &Store, key: &Key) -> Result<Option<T>, StoreError> {
     let entry = (store.table().to_owned(), key.clone());
-    if EXISTING.get(&entry).is_some() {
-        return Ok(true);
-    }
-    let found = store.get::<serde_json::Value>(key).await?.is_some();
-    if found {
-        EXISTING.put(entry, ());
-    }
-    Ok(found)
+    let item = match FOUND.get(&entry) {
+        Some(item) => item,
+        None => match store.get::<serde_json::Value>(key).await? {
+            Some(item) => {
+                FOUND.put(entry, item.clone());
+                item
+            }
+            None => return Ok(None),
+        },
+    };
+    let decode = |e: serde_json::Error| StoreError::Decode(serde::de::Error::custom(e));
+    serde_json::from_value(item).map(Some).map_err(decode)
+}
+
+/// Whether the item at `key` exists (see [`found`]).
+pub async fn exists(store: &Store, key: &Key) -> Result<bool, StoreError> {
+    Ok(found::<serde::de::IgnoredAny>(store, key).await?.is_some())
 }
 
 #[cfg(test)]

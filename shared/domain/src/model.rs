@@ -28,6 +28,11 @@ pub struct Category {
     pub category_id: CategoryId,
     /// Display name.
     pub name: String,
+    /// How many shards its listings' browse and price keys are spread over
+    /// (1 to [`crate::shard::MAX_LISTING_SHARDS`]; 1 for categories created
+    /// before there were shards).
+    #[serde(default = "crate::shard::one")]
+    pub listing_shards: u16,
     /// RFC 3339 creation time.
     pub created_at: String,
 }
@@ -117,6 +122,10 @@ pub struct Listing {
     pub price: Money,
     /// Category (shared with the catalog).
     pub category_id: CategoryId,
+    /// The shard of its category's browse and price keys (from its id and
+    /// the category's `listingShards` at creation; 0 for older listings).
+    #[serde(default)]
+    pub shard: u16,
     /// Optional long text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

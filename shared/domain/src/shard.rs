@@ -1,7 +1,7 @@
-//! Write sharding: of the order status index, and of the favorite markers of
-//! a listing.
+//! Write sharding: of the order status index, of a category's browse and
+//! price keys, and of the favorite markers of a listing.
 
-use crate::ids::{OrderId, UserId};
+use crate::ids::{ListingId, OrderId, UserId};
 
 /// Shard count used when none is configured (as in the e-commerce design).
 pub const DEFAULT_SHARD_COUNT: u16 = 10;
@@ -67,3 +67,23 @@ mod tests {
         assert!(seen.iter().all(|&n| n > 100), "uneven spread: {seen:?}");
     }
 }
+
+/// The most shards a category's listings may be spread over.
+pub const MAX_LISTING_SHARDS: u16 = 16;
+
+/// One shard (the default of a category's `listingShards`).
+pub const fn one() -> u16 {
+    1
+}
+
+/// The browse and price shard of a new listing of a category with
+/// `shard_count` shards: from the ULID's random bits, as an order's.
+pub fn listing_shard(id: &ListingId, shard_count: u16) -> u16 {
+    (id.ulid().random() % u128::from(shard_count.max(1))) as u16
+}
+
+/// What a sharded browse page asks of each shard in its first round at
+/// least: about what one 4 KB read unit holds of listings (about 0.6 KB
+/// each), which a query is billed for however few it returns; the second
+/// round then runs rarely (measured by `./dev capacity`).
+pub const BROWSE_FIRST_ROUND: usize = 6;

@@ -10,4 +10,4 @@ pub mod key;
 pub mod page_planner;
 
 pub use key::{Cheapest, PageKey};
-pub use page_planner::{page, Answer, Ask, Asker, Keyed, Position};
+pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Keyed, Position};

@@ -129,6 +129,23 @@ pub async fn page<T: Keyed, A: Asker<T>>(
     at: Option<&Position<T::Key>>,
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
+    page_reading_at_least(1, partitions, low, high, limit, at, asker).await
+}
+
+/// [`page`], asking each partition in the first round for at least
+/// `at_least` items (at most `limit + 1`): where a query is billed by the
+/// 4 KB read whatever it holds below that, a first round that reads a
+/// full unit of each partition costs no more and leaves the second round
+/// rarer (the page is exact either way).
+pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
+    at_least: usize,
+    partitions: usize,
+    low: T::Key,
+    high: T::Key,
+    limit: usize,
+    at: Option<&Position<T::Key>>,
+    asker: &A,
+) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
     let (high, mut done) = match at {
         None => (high, vec![false; partitions]),
         // Strictly older than the oldest item returned.
@@ -144,10 +161,11 @@ pub async fn page<T: Keyed, A: Asker<T>>(
         Some(hint) => hinted_shares(limit, hint),
         None => first_round_shares(limit, live.len(), rotate),
     };
+    let shares = shares.into_iter().map(|share| share.max(at_least).min(limit + 1));
     let mut seen: Vec<Seen<T>> = live.iter().map(|_| Seen { items: Vec::new(), unread_below: None }).collect();
 
     // Round 1: each live partition's newest few items.
-    let asks = shares.into_iter().enumerate().map(|(part, limit)| Ask { part, low, high, limit }).collect();
+    let asks = shares.enumerate().map(|(part, limit)| Ask { part, low, high, limit }).collect();
     for (ask, answer) in asker.ask(asks).await? {
         let s = &mut seen[ask.part];
         s.items = answer.items;

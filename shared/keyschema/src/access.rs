@@ -6,8 +6,8 @@
 //! lists them for the docs and a test checks every function against its
 //! listed condition.
 
-use domain::ids::{BrandId, CategoryId, Email, OrderId, UserId};
-use domain::values::{ListingStatus, Money, OrderStatus};
+use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, UserId};
+use domain::values::{ListingStatus, OrderStatus};
 
 use crate::decl::{KeyDecl, SchemaError};
 use crate::entities::{brand, category, favorite, listing, order, order_item, order_message, product, review, user};
@@ -78,20 +78,48 @@ pub fn seller_listings(seller: &UserId, status: Option<ListingStatus>) -> Result
     query(EntityType::Listing, &listing::BY_SELLER.key, &parts)
 }
 
-/// Marketplace AP6: a category's active listings, newest first (sparse GSI2).
-/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, LISTING#)`, descending.
-pub fn category_listings(category: &CategoryId) -> Result<KeyQuery, SchemaError> {
-    Ok(query(EntityType::Listing, &listing::BROWSE.key, &[("categoryId", v(category))])?.newest_first())
+/// Marketplace AP6: one shard of a category's active listings, newest
+/// first (sparse GSI2, write-sharded), optionally limited to a range of
+/// ids. One query per shard; the reader fans out over the category's
+/// `0..listingShards` and merges by id (`fanout`).
+/// `GSI2: gsi2pk = CATEGORY#<categoryId>#<shard> AND begins_with(gsi2sk, LISTING#)` or
+/// `gsi2sk BETWEEN LISTING#<low> AND LISTING#<high>`, descending.
+pub fn category_listings(
+    category: &CategoryId,
+    shard: u16,
+    range: Option<(ListingId, ListingId)>,
+) -> Result<KeyQuery, SchemaError> {
+    let partition = [("categoryId", v(category)), ("shard", v(shard))];
+    let q = match range {
+        None => query(EntityType::Listing, &listing::BROWSE.key, &partition)?,
+        Some((low, high)) => listing::BROWSE
+            .key
+            .between(&partition, &[("listingId", v(low))], &[("listingId", v(high))])
+            .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "browse", source })?,
+    };
+    Ok(q.newest_first())
 }
 
-/// Beyond the seeds: a category's active listings, cheapest first, with
-/// inclusive price bounds (sparse GSI3, price in zero-padded cents).
-/// `GSI3: gsi3pk = PRICE#<categoryId> AND gsi3sk BETWEEN LISTING#<min>#
-/// AND LISTING#<max>#~`.
-pub fn listings_by_price(category: &CategoryId, min: Money, max: Money) -> Result<KeyQuery, SchemaError> {
+/// Beyond the seeds: one shard of a category's active listings by price,
+/// cheapest first (sparse GSI3, price in zero-padded cents, write-sharded
+/// as `browse`), from `(cents, id)` to `(cents, id)`, both inclusive; the
+/// reader fans out and merges by price, then id.
+/// `GSI3: gsi3pk = PRICE#<categoryId>#<shard> AND gsi3sk BETWEEN
+/// LISTING#<cents>#<id> AND LISTING#<cents>#<id>`.
+pub fn listings_by_price(
+    category: &CategoryId,
+    shard: u16,
+    from: (u64, ListingId),
+    to: (u64, ListingId),
+) -> Result<KeyQuery, SchemaError> {
+    let amount = |cents: u64| Value::N(format!("{}.{:02}", cents / 100, cents % 100));
     listing::BY_PRICE
         .key
-        .between(&[("categoryId", v(category))], &[("price", Value::n(min))], &[("price", Value::n(max))])
+        .between(
+            &[("categoryId", v(category)), ("shard", v(shard))],
+            &[("price", amount(from.0)), ("listingId", v(from.1))],
+            &[("price", amount(to.0)), ("listingId", v(to.1))],
+        )
         .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "by_price", source })
 }
 

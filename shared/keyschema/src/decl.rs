@@ -117,9 +117,17 @@ fn in_parts<'a>(parts: Parts<'a>) -> impl Fn(&str) -> Option<Value> + 'a {
     move |f| parts.iter().find(|(k, _)| *k == f).map(|(_, v)| v.clone())
 }
 
-fn in_attrs(attrs: &Attrs) -> impl Fn(&str) -> Option<Value> + '_ {
-    move |f| attrs.get(f).cloned()
+/// An item's fields, with the entity's declared defaults where it lacks one.
+fn in_attrs<'a>(attrs: &'a Attrs, defaults: Defaults) -> impl Fn(&str) -> Option<Value> + 'a {
+    move |f| {
+        attrs.get(f).cloned().or_else(|| defaults.iter().find(|(d, _)| *d == f).map(|(_, v)| Value::N((*v).to_owned())))
+    }
 }
+
+/// Fields added to an entity after items of it were written, each with the
+/// (numeric) value those items stand for: a key that reads the field reads
+/// this when the item has none, so old items keep a key without a rewrite.
+pub type Defaults = &'static [(&'static str, &'static str)];
 
 impl KeyDecl {
     /// The fields its templates read, partition key first.
@@ -207,6 +215,8 @@ pub struct EntityDecl {
     pub key: KeyDecl,
     /// The indexes it joins.
     pub indexes: &'static [IndexDecl],
+    /// Fields its older items may lack (see [`Defaults`]).
+    pub defaults: Defaults,
     /// What the docs say of it.
     pub note: &'static str,
 }
@@ -248,7 +258,7 @@ impl EntityDecl {
     }
 
     fn keys_where(&self, attrs: &Attrs, wanted: impl Fn(&IndexDecl) -> bool) -> Result<ItemKeys, SchemaError> {
-        let value_of = in_attrs(attrs);
+        let value_of = in_attrs(attrs, self.defaults);
         let mut keys = std::collections::BTreeMap::new();
         keys.insert(Index::Table, self.key.render(&value_of).map_err(self.error("table"))?);
         for index in self.indexes.iter().filter(|i| wanted(i)) {
@@ -335,7 +345,7 @@ impl EntityDecl {
     /// sets keys, on some of them differing, so a replay after the repair
     /// sends nothing either.
     pub fn repair(&self, image: &Attrs, keeper: Keeper) -> Result<Option<Change>, SchemaError> {
-        let value_of = in_attrs(image);
+        let value_of = in_attrs(image, self.defaults);
         let table = self.key.render(&value_of).map_err(self.error("table"))?;
         let mut change = Change::untimed(table);
         let mut differs = Vec::new();
@@ -357,6 +367,7 @@ impl EntityDecl {
                     if Some(e) != s.as_ref() && (if s.is_none() { mine(kept.adds) } else { mine(kept.moves) }) =>
                 {
                     change = change.set(i.pk(), Value::S(e.pk.clone())).set(i.sk(), Value::S(e.sk.clone()));
+                    differs.push((i.pk(), Value::S(e.pk.clone())));
                     differs.push((i.sk(), Value::S(e.sk.clone())));
                 }
                 (None, Some(_)) if mine(kept.removes) => change = change.remove(i.pk()).remove(i.sk()),

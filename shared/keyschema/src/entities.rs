@@ -38,6 +38,7 @@ pub mod user {
         entity: EntityType::User,
         key: key(Index::Table, "USER#<userId>", "#METADATA"),
         indexes: &[BY_EMAIL],
+        defaults: &[],
         note: "customer and seller are one entity with a role",
     };
 }
@@ -50,6 +51,7 @@ pub mod email_guard {
         entity: EntityType::EmailGuard,
         key: key(Index::Table, "USER_EMAIL#<email>", "#UNIQUE"),
         indexes: &[],
+        defaults: &[],
         note: "written in the same transaction as the user; keeps emails unique",
     };
 }
@@ -61,18 +63,21 @@ pub mod listing {
     /// GSI1: a seller's listings, by status then age (AP4, AP5).
     pub const BY_SELLER: IndexDecl =
         index("by_seller", key(Index::Gsi1, "SELLER#<sellerId>", "LISTING#<status>#<listingId>"));
-    /// GSI2: a category's active listings, newest first (AP6).
+    /// GSI2: a category's active listings, newest first (AP6), write-sharded:
+    /// the shard is recorded on the listing at creation (from its id and the
+    /// category's `listingShards`) and a page merges the category's shards.
     pub const BROWSE: IndexDecl = IndexDecl {
         name: "browse",
-        key: key(Index::Gsi2, "CATEGORY#<categoryId>", "LISTING#<listingId>"),
+        key: key(Index::Gsi2, "CATEGORY#<categoryId>#<shard>", "LISTING#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
     /// GSI3: a category's active listings, cheapest first (price in
-    /// zero-padded cents, so string order is numeric order).
+    /// zero-padded cents, so string order is numeric order), in the
+    /// listing's shard as `browse`.
     pub const BY_PRICE: IndexDecl = IndexDecl {
         name: "by_price",
-        key: key(Index::Gsi3, "PRICE#<categoryId>", "LISTING#<price:cents10>#<listingId>"),
+        key: key(Index::Gsi3, "PRICE#<categoryId>#<shard>", "LISTING#<price:cents10>#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
@@ -81,7 +86,9 @@ pub mod listing {
         entity: EntityType::Listing,
         key: key(Index::Table, "LISTING#<listingId>", "#METADATA"),
         indexes: &[BY_SELLER, BROWSE, BY_PRICE],
-        note: "browse and by_price only while active",
+        // Listings written before the browse keys were sharded are in shard 0.
+        defaults: &[("shard", "0")],
+        note: "browse and by_price only while active; shard = listing id mod the category's listingShards, recorded at creation (older listings: 0)",
     };
 }
 
@@ -99,6 +106,7 @@ pub mod order {
         entity: EntityType::Order,
         key: key(Index::Table, "ORDER#<orderId>", "#METADATA"),
         indexes: &[BY_BUYER, BY_SELLER, BY_STATUS],
+        defaults: &[],
         note: "by_seller for listing orders only; shard = order id mod shard count, recorded at placement",
     };
 }
@@ -111,6 +119,7 @@ pub mod order_item {
         entity: EntityType::OrderItem,
         key: key(Index::Table, "ORDER#<orderId>", "ITEM#<itemId>"),
         indexes: &[],
+        defaults: &[],
         note: "itemId is the productId or listingId",
     };
 }
@@ -125,6 +134,7 @@ pub mod review {
         entity: EntityType::Review,
         key: key(Index::Table, "USER#<reviewedUserId>", "REVIEW#<reviewId>"),
         indexes: &[BY_AUTHOR],
+        defaults: &[],
         note: "lives in the reviewed user's partition",
     };
 }
@@ -137,6 +147,7 @@ pub mod brand {
         entity: EntityType::Brand,
         key: key(Index::Table, "BRANDS", "BRAND#<brandId>"),
         indexes: &[],
+        defaults: &[],
         note: "",
     };
 }
@@ -149,6 +160,7 @@ pub mod category {
         entity: EntityType::Category,
         key: key(Index::Table, "CATEGORIES", "CATEGORY#<categoryId>"),
         indexes: &[],
+        defaults: &[],
         note: "",
     };
 }
@@ -159,8 +171,8 @@ pub mod product {
     /// GSI1: a brand's products, by category (catalog AP6, AP7).
     pub const BY_BRAND: IndexDecl =
         index("by_brand", key(Index::Gsi1, "BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"));
-    /// GSI2: a category's products, by brand (catalog AP8, AP9); the same
-    /// partitions as the listings' browse index, apart by sort-key prefix.
+    /// GSI2: a category's products, by brand (catalog AP8, AP9); beside the
+    /// listings' browse partitions (theirs end with a shard).
     pub const BY_CATEGORY: IndexDecl =
         index("by_category", key(Index::Gsi2, "CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"));
     /// The declaration.
@@ -168,6 +180,7 @@ pub mod product {
         entity: EntityType::Product,
         key: key(Index::Table, "PRODUCT#<productId>", "#METADATA"),
         indexes: &[BY_BRAND, BY_CATEGORY],
+        defaults: &[],
         note: "",
     };
 }
@@ -182,6 +195,7 @@ pub mod favorite {
         entity: EntityType::Favorite,
         key: key(Index::Table, "USER#<userId>", "FAVORITE#<listingId>"),
         indexes: &[NEWEST],
+        defaults: &[],
         note: "in the user's partition, one per listing (PUT and DELETE are idempotent)",
     };
 }
@@ -195,6 +209,7 @@ pub mod favorite_marker {
         entity: EntityType::FavoriteMarker,
         key: key(Index::Table, "FAVED#<listingId>#<shard>", "USER#<userId>"),
         indexes: &[],
+        defaults: &[],
         note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition, spread over 10 shards by user; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted",
     };
 }
@@ -207,6 +222,7 @@ pub mod checkpoint {
         entity: EntityType::Checkpoint,
         key: key(Index::Table, "MAINTENANCE#<job>", "SEGMENT#<segment>"),
         indexes: &[],
+        defaults: &[],
         note: "where a maintenance job's scan segment got to, so an interrupted run resumes",
     };
 }
@@ -219,6 +235,7 @@ pub mod order_message {
         entity: EntityType::OrderMessage,
         key: key(Index::Table, "ORDER#<orderId>", "MESSAGE#<messageId>"),
         indexes: &[],
+        defaults: &[],
         note: "in the order's own partition, beside its items; carries the parties",
     };
 }
@@ -231,6 +248,7 @@ pub mod rating_marker {
         entity: EntityType::RatingMarker,
         key: key(Index::Table, "USER#<reviewedUserId>", "RATED#<reviewId>"),
         indexes: &[],
+        defaults: &[],
         note: "written by the stream processor in the transaction that changes the user's rating sum and count; counted or removed, and the rating (weight) it counted",
     };
 }
@@ -243,6 +261,7 @@ pub mod idempotency {
         entity: EntityType::Idempotency,
         key: key(Index::Table, "IDEMPOTENCY#<callerId>#<route>#<key>", "#IDEMPOTENCY"),
         indexes: &[],
+        defaults: &[],
         note: "per caller and route; written in the transaction of the request it remembers; expires (TTL expiresAt) after 24 h",
     };
 }

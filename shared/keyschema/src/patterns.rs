@@ -3,8 +3,8 @@
 //! own function ([`crate::access`]) from sample ids that the docs show as
 //! placeholders.
 
-use domain::ids::{BrandId, CategoryId, Email, OrderId, UserId};
-use domain::values::{ListingStatus, Money, OrderStatus};
+use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, UserId};
+use domain::values::{ListingStatus, OrderStatus};
 
 use crate::access::*;
 use crate::decl::SchemaError;
@@ -49,6 +49,7 @@ pub mod samples {
 
     /// `(sample text, placeholder)`, longest first so none shadows another.
     pub const PLACEHOLDERS: &[(&str, &str)] = &[
+        ("sample-category#7", "<categoryId>#<shard>"),
         ("sample-category", "<categoryId>"),
         ("sample-seller", "<sellerId>"),
         ("sample-author", "<authorId>"),
@@ -242,9 +243,15 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         "marketplace AP6",
         "active listings of a category, newest first",
-        "Query",
+        "Query x shards",
         EntityType::Listing,
-        || Ok(Query(category_listings(&sc())?)),
+        || {
+            Ok(Query(category_listings(
+                &sc(),
+                3,
+                Some((ListingId::from_ulid(su("A")), ListingId::from_ulid(su("H")))),
+            )?))
+        },
         "GET /categories/{categoryId}/listings",
     ),
     p(
@@ -258,9 +265,16 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         "beyond AP2",
         "active listings of a category by price, cheapest first",
-        "Query",
+        "Query x shards",
         EntityType::Listing,
-        || Ok(Query(listings_by_price(&sc(), Money::from_cents(1200), Money::from_cents(3400))?)),
+        || {
+            Ok(Query(listings_by_price(
+                &sc(),
+                7,
+                (1200, ListingId::from_ulid(su("A"))),
+                (3400, ListingId::from_ulid(su("H"))),
+            )?))
+        },
         "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
     ),
     p(

@@ -21,6 +21,7 @@
 //! when a partition crosses a limit below 1000x (but those named with
 //! `--allow "INDEX PARTITION"`). `--all` prints every partition.
 
+mod fanout_reads;
 mod requests;
 
 use std::collections::BTreeMap;
@@ -45,6 +46,8 @@ const MULTIPLES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
 struct Mix {
     requests_per_second: BTreeMap<String, f64>,
     hot_share: BTreeMap<String, f64>,
+    /// The `listingShards` the hot category is created with (others: 1).
+    hot_category_shards: u16,
     item_kb: Sizes,
     page_items: f64,
     transaction_seconds: f64,
@@ -94,6 +97,7 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
     let p = |s: String| s.parse::<CategoryId>().map_err(|e| format!("{s}: {e}"));
     Ok(Ids {
         category: if hot("category", 0) { p("books".into())? } else { p(format!("cat-{j}"))? },
+        category_shards: if hot("category", 0) { mix.hot_category_shards } else { 1 },
         brand: (if hot("brand", 1) { "acme".to_owned() } else { format!("brand-{j}") })
             .parse::<BrandId>()
             .map_err(|e| e.to_string())?,
@@ -121,12 +125,12 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                 requests::actions(kind, &ids, mix.item_kb, mix.page_items).map_err(|e| format!("{kind}: {e}"))?;
             for action in actions {
                 match action {
-                    Action::Read { index, pk, items, kb, consistent, ttl } => {
+                    Action::Read { index, pk, items, kb, consistent, ttl, times } => {
                         let rcu = units(items * kb, 4.0) * if consistent { 1.0 } else { 0.5 };
                         // Cached: each function instance reads once per TTL;
                         // instances ~ all requests/s x their duration.
                         let fresh = ttl.map_or(1.0, |ttl| (total * mix.request_seconds / (ttl * rate)).min(1.0));
-                        *load.rcu.entry((index_name(index), pk)).or_default() += weight * rcu * fresh;
+                        *load.rcu.entry((index_name(index), pk)).or_default() += weight * rcu * fresh * times;
                     }
                     Action::Write { key, kb, tx, check, copies, stream, coalesced } => {
                         let wcu = units(kb, 1.0) * if tx { 2.0 } else { 1.0 };
@@ -307,33 +311,49 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
 mod tests {
     use super::*;
 
-    fn mix(requests: &str, category_share: f64) -> Mix {
+    fn mix(requests: &str, category_share: f64, shards: u16) -> Mix {
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/mix.json")).unwrap();
         let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
         value["requestsPerSecond"] = serde_json::from_str(requests).unwrap();
         value["hotShare"]["category"] = category_share.into();
+        value["hotCategoryShards"] = shards.into();
         serde_json::from_value(value).unwrap()
     }
 
+    fn gsi2(load: &BTreeMap<(String, String), f64>, pk: &str) -> f64 {
+        load.get(&("GSI2".to_owned(), pk.to_owned())).copied().unwrap_or(0.0)
+    }
+
     #[test]
-    fn a_browse_reads_its_category_partition_at_the_documented_price() {
-        // 20 listings of 0.6 KB: 12 KB, 3 units of 4 KB, eventually consistent.
-        let load = evaluate(&mix(r#"{"browse category": 100}"#, 1.0)).unwrap();
-        let rcu = load.rcu[&("GSI2".to_owned(), "CATEGORY#books".to_owned())];
-        assert!((rcu - 150.0).abs() < 1e-9, "{rcu}");
-        let spread = evaluate(&mix(r#"{"browse category": 100}"#, 0.0)).unwrap();
-        assert!(!spread.rcu.contains_key(&("GSI2".to_owned(), "CATEGORY#books".to_owned())));
-        assert!(spread.rcu.values().all(|r| *r < 1.0), "200 cold categories share the load");
+    fn a_browse_reads_its_category_shards_at_the_documented_price() {
+        // One shard: the page and one look-ahead listing of 0.6 KB, 12.6 KB,
+        // 4 units of 4 KB, eventually consistent: 2 RCU a page.
+        let load = evaluate(&mix(r#"{"browse category": 100}"#, 1.0, 1)).unwrap();
+        let rcu = gsi2(&load.rcu, "CATEGORY#books#0");
+        assert!((rcu - 200.0).abs() < 1e-9, "{rcu}");
+        // Eight shards: each read once a page (a few listings, 0.5 RCU) and
+        // again on some pages.
+        let load = evaluate(&mix(r#"{"browse category": 100}"#, 1.0, 8)).unwrap();
+        for shard in 0..8 {
+            let rcu = gsi2(&load.rcu, &format!("CATEGORY#books#{shard}"));
+            assert!((50.0..100.0).contains(&rcu), "shard {shard}: {rcu}");
+        }
+        assert_eq!(gsi2(&load.rcu, "CATEGORY#books#8"), 0.0);
+        let spread = evaluate(&mix(r#"{"browse category": 100}"#, 0.0, 8)).unwrap();
+        assert!(!spread.rcu.keys().any(|(_, pk)| pk.starts_with("CATEGORY#books")));
+        assert!(spread.rcu.values().all(|r| *r <= 1.0), "200 cold categories share the load");
     }
 
     #[test]
     fn a_listing_create_writes_the_listing_in_a_transaction_and_its_indexes() {
-        let load = evaluate(&mix(r#"{"create listing": 10}"#, 1.0)).unwrap();
+        let load = evaluate(&mix(r#"{"create listing": 10}"#, 1.0, 8)).unwrap();
         // The put in GSI1 (seller), the stream's write in GSI1-3: no
         // category item in any transaction, the category read from memory.
         assert!(!load.tx_per_item.keys().any(|k| k.starts_with("CATEGORIES")), "{:?}", load.tx_per_item);
-        let gsi2 = load.wcu[&("GSI2".to_owned(), "CATEGORY#books".to_owned())];
-        assert!((gsi2 - 10.0).abs() < 1e-9, "one index copy per new listing: {gsi2}");
+        let copies: Vec<f64> = (0..8).map(|s| gsi2(&load.wcu, &format!("CATEGORY#books#{s}"))).collect();
+        let total: f64 = copies.iter().sum();
+        assert!((total - 10.0).abs() < 1e-9, "one index copy per new listing: {copies:?}");
+        assert!(copies.iter().all(|c| *c < 3.0), "spread over the shards: {copies:?}");
     }
 
     #[test]

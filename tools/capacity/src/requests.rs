@@ -18,6 +18,8 @@ use keyschema::{access, keys, write, Change, Key, KeyQuery};
 /// and fresh ids (new listings, orders, buyers) that spread over the table.
 pub struct Ids {
     pub category: CategoryId,
+    /// The category's `listingShards`.
+    pub category_shards: u16,
     pub brand: BrandId,
     pub seller: UserId,
     pub listing: ListingId,
@@ -33,9 +35,10 @@ pub struct Ids {
 /// One item-level action.
 #[derive(Clone, Debug)]
 pub enum Action {
-    /// A read of `items` items of `kb` each from one partition; `ttl`: the
-    /// seconds a function instance keeps the answer (`api::cache`).
-    Read { index: Index, pk: String, items: f64, kb: f64, consistent: bool, ttl: Option<f64> },
+    /// A read of `items` items of `kb` each from one partition, `times`
+    /// per request on average (a sharded page's second round: sometimes);
+    /// `ttl`: the seconds a function instance keeps the answer (`api::cache`).
+    Read { index: Index, pk: String, items: f64, kb: f64, consistent: bool, ttl: Option<f64>, times: f64 },
     /// A write (or a transaction's condition check) of one table item, with
     /// the index copies it rewrites (every index the item is in, before or
     /// after: the indexes project all attributes).
@@ -55,11 +58,34 @@ pub struct Sizes {
 type R = Result<Vec<Action>, SchemaError>;
 
 fn read(q: KeyQuery, items: f64, kb: f64) -> Action {
-    Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None }
+    Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None, times: 1.0 }
 }
 
 fn get(key: Key, kb: f64, consistent: bool) -> Action {
-    Action::Read { index: Index::Table, pk: key.pk, items: 1.0, kb, consistent, ttl: None }
+    Action::Read { index: Index::Table, pk: key.pk, items: 1.0, kb, consistent, ttl: None, times: 1.0 }
+}
+
+/// A first page over a category's shards, each shard's query built by
+/// `query`: round 1 on every shard, round 2 on some (as the page planner
+/// does, measured by [`crate::fanout_reads`]).
+fn sharded(ids: &Ids, page: f64, kb: f64, query: impl Fn(u16) -> Result<KeyQuery, SchemaError>) -> R {
+    let rounds = crate::fanout_reads::first_page(ids.category_shards, page as usize);
+    let mut out = Vec::new();
+    for shard in 0..ids.category_shards {
+        for (times, items) in rounds.iter().filter(|(times, _)| *times > 0.0) {
+            let q = query(shard)?;
+            out.push(Action::Read {
+                index: q.index,
+                pk: q.pk,
+                items: *items,
+                kb,
+                consistent: false,
+                ttl: None,
+                times: *times,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Index partitions an item with `attrs` is in.
@@ -97,8 +123,8 @@ fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool)
 /// A read answered from the function's memory for `ttl` seconds.
 fn cached(action: Action, seconds: f64) -> Action {
     match action {
-        Action::Read { index, pk, items, kb, consistent, .. } => {
-            Action::Read { index, pk, items, kb, consistent, ttl: Some(seconds) }
+        Action::Read { index, pk, items, kb, consistent, times, .. } => {
+            Action::Read { index, pk, items, kb, consistent, ttl: Some(seconds), times }
         }
         write => write,
     }
@@ -122,6 +148,7 @@ fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domain::model::L
         title: "A title".into(),
         price: Money::from_cents(2500),
         category_id: ids.category.clone(),
+        shard: domain::shard::listing_shard(id, ids.category_shards),
         description: None,
         status,
         favorite_count: 3,
@@ -220,10 +247,12 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
     let listing_decl = &entities::listing::ENTITY;
     let active = attrs(&listing(ids, &ids.listing, ListingStatus::Active));
     Ok(match kind {
-        "browse category" => vec![read(access::category_listings(&ids.category)?, page, kb.listing)],
+        "browse category" => {
+            sharded(ids, page, kb.listing, |shard| access::category_listings(&ids.category, shard, None))?
+        }
         "browse by price" => {
-            let q = access::listings_by_price(&ids.category, Money::from_cents(0), Money::from_cents(100_000))?;
-            vec![read(q, page, kb.listing)]
+            let (from, to) = ((0, ids.listing), (Money::MAX.cents(), ids.listing));
+            sharded(ids, page, kb.listing, |shard| access::listings_by_price(&ids.category, shard, from, to))?
         }
         "get listing" => vec![get(keys::listing(&ids.listing)?, kb.listing, false)],
         "seller listings" => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],

@@ -44,7 +44,8 @@ pub const USERS: [(&str, &str, &str); 3] =
 pub async fn load(store: &Store) -> Result<usize, StoreError> {
     let now = rfc3339(now_ms());
     let brands = [("acme", "Acme"), ("globex", "Globex"), ("initech", "Initech")];
-    let categories = [("pottery", "Pottery"), ("electronics", "Electronics"), ("books", "Books")];
+    // Books is spread over 4 shards, as a category expected to be hot is.
+    let categories = [("pottery", "Pottery", 1), ("electronics", "Electronics", 1), ("books", "Books", 4)];
     let products = [
         (PRODUCT_IDS[0], "Stoneware mug", "acme", "pottery", 2800, 120),
         (PRODUCT_IDS[1], "Glazed vase", "acme", "pottery", 6500, 15),
@@ -57,8 +58,8 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         put(store, &brand).await?;
         count += 1;
     }
-    for (id, name) in categories {
-        let category = Category { category_id: parse(id)?, name: name.into(), created_at: now.clone() };
+    for (id, name, listing_shards) in categories {
+        let category = Category { category_id: parse(id)?, name: name.into(), listing_shards, created_at: now.clone() };
         put(store, &category).await?;
         count += 1;
     }
@@ -99,12 +100,15 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         (LISTING_IDS[2], "Vase", "pottery", 6500, ListingStatus::Sold),
     ];
     for (id, title, category, cents, status) in listings {
+        let listing_id = parse::<ListingId>(id)?;
+        let shards = categories.iter().find(|c| c.0 == category).map_or(1, |c| c.2);
         let listing = Listing {
-            listing_id: parse::<ListingId>(id)?,
+            listing_id,
             seller_id: parse::<domain::ids::UserId>("alice")?,
             title: title.into(),
             price: Money::from_cents(cents),
             category_id: parse(category)?,
+            shard: domain::shard::listing_shard(&listing_id, shards),
             description: None,
             status,
             favorite_count: 0,
@@ -155,6 +159,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         title: "Teapot, celadon".into(),
         price: Money::from_cents(4500),
         category_id: parse("pottery")?,
+        shard: 0,
         description: None,
         status: ListingStatus::Sold,
         favorite_count: 0,

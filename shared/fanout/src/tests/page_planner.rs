@@ -77,7 +77,7 @@ struct Walk<K> {
     max_queries: usize,
 }
 
-fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize) -> Walk<K> {
+fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize, at_least: usize) -> Walk<K> {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let (mut pages, mut at, mut max_rounds, mut max_queries) = (Vec::new(), None::<Position<K>>, 0, 0);
     *memory.read.borrow_mut() = 0;
@@ -89,7 +89,9 @@ fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize) -> Walk<K
         *memory.live.borrow_mut() = live;
         *memory.rounds.borrow_mut() = 0;
         *memory.queries.borrow_mut() = 0;
-        let (items, next) = runtime.block_on(page(memory.parts.len(), low, high, limit, at.as_ref(), memory)).unwrap();
+        let (items, next) = runtime
+            .block_on(page_reading_at_least(at_least, memory.parts.len(), low, high, limit, at.as_ref(), memory))
+            .unwrap();
         max_rounds = max_rounds.max(*memory.rounds.borrow());
         max_queries = max_queries.max(*memory.queries.borrow());
         pages.push(items.iter().map(|i| i.0).collect());
@@ -166,13 +168,14 @@ fn random_walks_are_exact() {
                 queries: RefCell::default(),
             };
             let case = format!("seed {seed}: {n} items on {n_parts} partitions (spread {spread}), limit {limit}, more at limit {more_at_limit}");
-            assert_exact(&walk(&memory, low, high, limit), &parts, low, high, limit, &case);
+            assert_exact(&walk(&memory, low, high, limit, 1), &parts, low, high, limit, &case);
         }
     }
 }
 
 /// Cheapest first: random prices (few distinct ones, so many ties broken
-/// by id), random price bounds, both answering styles: 1,000 walks.
+/// by id), random price bounds, first rounds asking at least 1 to 8 of
+/// each partition, both answering styles: 1,000 walks.
 #[test]
 fn random_cheapest_first_walks_are_exact() {
     for seed in 1..=500u64 {
@@ -196,6 +199,7 @@ fn random_cheapest_first_walks_are_exact() {
             _ => (Cheapest::from_cents(a), Cheapest::to_cents(a)),
         };
         let limit = 1 + rng.random_range(0..30) as usize;
+        let at_least = 1 + rng.random_range(0..8) as usize;
         for more_at_limit in [true, false] {
             let memory = Memory {
                 parts: parts.clone(),
@@ -205,9 +209,10 @@ fn random_cheapest_first_walks_are_exact() {
                 rounds: RefCell::default(),
                 queries: RefCell::default(),
             };
-            let case =
-                format!("seed {seed}: {n} items on {n_parts} partitions, limit {limit}, more at limit {more_at_limit}");
-            let w = walk(&memory, low, high, limit);
+            let case = format!(
+                "seed {seed}: {n} items on {n_parts} partitions, limit {limit}, at least {at_least}, more at limit {more_at_limit}"
+            );
+            let w = walk(&memory, low, high, limit, at_least);
             assert_exact(&w, &parts, low, high, limit, &case);
             let cents: Vec<u64> = w.pages.iter().flatten().map(|k| k.cents).collect();
             assert!(cents.windows(2).all(|p| p[0] <= p[1]), "{case}: cheapest first");
@@ -270,7 +275,7 @@ fn ten_partitions_read_about_one_and_a_half_items_per_item_returned() {
                     rounds: RefCell::default(),
                     queries: RefCell::default(),
                 };
-                let w = walk(&memory, Ulid(0), Ulid(u128::MAX), limit);
+                let w = walk(&memory, Ulid(0), Ulid(u128::MAX), limit, 1);
                 let case = format!("arrivals {kind}, limit {limit}, draw {seed}");
                 assert_exact(&w, &parts, Ulid(0), Ulid(u128::MAX), limit, &case);
                 assert!(w.max_queries <= 20, "{case}: {} queries on a page", w.max_queries);

@@ -280,3 +280,45 @@ fn repairs_bring_the_stream_kept_keys_in_line() {
     assert!(drop.apply(&mut drifted));
     assert!(!drifted.contains_key("gsi2pk") && !drifted.contains_key("gsi3pk"));
 }
+
+/// A listing written before the browse keys were sharded (no `shard`, keys
+/// `CATEGORY#<categoryId>` and `PRICE#<categoryId>`) is in shard 0 by its
+/// declared default: the repair moves its keys there, conditioned on the
+/// field still missing, and a listing with a shard keeps its own.
+#[test]
+fn listings_without_a_shard_move_to_shard_zero() {
+    use crate::decl::Keeper;
+    let decl = &entities::listing::ENTITY;
+    let mut old: Attrs = [
+        ("pk", "LISTING#L"),
+        ("sk", "#METADATA"),
+        ("listingId", "L"),
+        ("sellerId", "s"),
+        ("categoryId", "pots"),
+        ("status", "active"),
+        ("gsi1pk", "SELLER#s"),
+        ("gsi1sk", "LISTING#active#L"),
+        ("gsi2pk", "CATEGORY#pots"),
+        ("gsi2sk", "LISTING#L"),
+        ("gsi3pk", "PRICE#pots"),
+        ("gsi3sk", "LISTING#0000000500#L"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), Value::s(v)))
+    .collect();
+    old.insert("price".into(), Value::n(5));
+    let keys = decl.item_keys(&old).unwrap();
+    assert_eq!(keys.keys[&Index::Gsi2].pk, "CATEGORY#pots#0");
+    assert_eq!(keys.keys[&Index::Gsi3].pk, "PRICE#pots#0");
+    let repair = decl.repair(&old, Keeper::Both).unwrap().expect("old keys move");
+    assert!(repair.condition.contains(&Cond::NotExists("shard")), "{:?}", repair.condition);
+    let mut item = old.clone();
+    assert!(repair.apply(&mut item));
+    assert_eq!((item["gsi2pk"].text(), item["gsi3pk"].text()), ("CATEGORY#pots#0", "PRICE#pots#0"));
+    assert_eq!(decl.repair(&item, Keeper::Both).unwrap(), None, "moved once");
+    // A shard given meanwhile wins: the repair of the old image does not apply.
+    let mut sharded = old.clone();
+    sharded.insert("shard".into(), Value::n(3));
+    assert!(!repair.apply(&mut sharded));
+    assert_eq!(decl.item_keys(&sharded).unwrap().keys[&Index::Gsi2].pk, "CATEGORY#pots#3");
+}

@@ -2,7 +2,7 @@
 //! request, and binds cursors to itself.
 
 use domain::ids::{BrandId, CategoryId, Email, OrderId, UserId};
-use domain::values::{ListingStatus, Money, OrderStatus};
+use domain::values::{ListingStatus, OrderStatus};
 use proptest::prelude::*;
 
 use super::records::any_record;
@@ -25,6 +25,7 @@ fn ids() -> (BrandId, CategoryId, UserId, Email, OrderId) {
 /// Each query function paired with the entity it must return.
 fn queries() -> Vec<(&'static str, KeyQuery, EntityType)> {
     let (b, c, u, e, o) = ids();
+    let l = domain::ids::ListingId::generate();
     let q = |r: Result<KeyQuery, crate::SchemaError>| r.unwrap();
     vec![
         ("catalog AP1", q(brands()), EntityType::Brand),
@@ -36,8 +37,8 @@ fn queries() -> Vec<(&'static str, KeyQuery, EntityType)> {
         ("marketplace AP2", q(user_by_email(&e)), EntityType::User),
         ("marketplace AP4", q(seller_listings(&u, None)), EntityType::Listing),
         ("marketplace AP5", q(seller_listings(&u, Some(ListingStatus::Active))), EntityType::Listing),
-        ("marketplace AP6", q(category_listings(&c)), EntityType::Listing),
-        ("beyond AP2", q(listings_by_price(&c, Money::from_cents(0), Money::MAX)), EntityType::Listing),
+        ("marketplace AP6", q(category_listings(&c, 2, Some((l, l)))), EntityType::Listing),
+        ("beyond AP2", q(listings_by_price(&c, 1, (0, l), (100_000_000, l))), EntityType::Listing),
         ("marketplace AP8, e-commerce AP2", q(buyer_orders(&u)), EntityType::Order),
         ("marketplace AP9", q(seller_orders(&u)), EntityType::Order),
         ("marketplace AP10", q(reviews_about(&u)), EntityType::Review),
@@ -80,7 +81,7 @@ fn patterns_render_from_their_requests() {
     let price = PATTERNS.iter().find(|p| p.id == "beyond AP2").unwrap();
     assert_eq!(
         price.condition().unwrap(),
-        "gsi3pk = PRICE#<categoryId>, gsi3sk BETWEEN LISTING#<minCents># AND LISTING#<maxCents>#~"
+        "gsi3pk = PRICE#<categoryId>#<shard>, gsi3sk BETWEEN LISTING#<minCents>#<low> AND LISTING#<maxCents>#<high>"
     );
 }
 

@@ -66,7 +66,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             same(r, vec![u.to_string(), e.to_string()])
         }),
         (email(), user()).prop_map(|(e, u)| { same(EmailGuard { email: e.clone(), user_id: u }, vec![e.to_string()]) }),
-        (ulid(), user(), listing_status(), slug(), money()).prop_map(|(l, s, st, c, p)| {
+        (ulid(), user(), listing_status(), slug(), money(), 0u16..16).prop_map(|(l, s, st, c, p, n)| {
             let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
             let r = Listing {
                 listing_id: l,
@@ -74,13 +74,15 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 title: "T".into(),
                 price: p,
                 category_id: c.clone(),
+                shard: n,
                 description: None,
                 status: st,
                 favorite_count: 0,
                 created_at: T.into(),
                 updated_at: T.into(),
             };
-            same(r, vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{:010}", p.cents())])
+            let ids = vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{:010}", p.cents())];
+            same(r, [ids, vec![n.to_string()]].concat())
         }),
         (ulid(), user(), proptest::option::of(user()), order_status(), 1u16..=64, proptest::option::of(ulid()))
             .prop_map(|(o, b, s, st, n, r)| {
@@ -191,7 +193,8 @@ pub fn any_record() -> impl Strategy<Value = Record> {
         }),
         slug().prop_map(|c| {
             let c: CategoryId = c.parse().unwrap();
-            same(Category { category_id: c.clone(), name: "N".into(), created_at: T.into() }, vec![c.to_string()])
+            let r = Category { category_id: c.clone(), name: "N".into(), listing_shards: 1, created_at: T.into() };
+            same(r, vec![c.to_string()])
         }),
         (ulid(), slug(), slug(), money()).prop_map(|(p, b, c, price)| {
             let (p, b, c): (ProductId, BrandId, CategoryId) =

@@ -1,0 +1,256 @@
+//! Marketplace AP6 and the price browse, over a category's write-sharded
+//! keys: `browse` (GSI2, `CATEGORY#<categoryId>#<shard>`, newest first) and
+//! `by_price` (GSI3, `PRICE#<categoryId>#<shard>`, cheapest first). A
+//! category has `listingShards` shards (1 unless it was created for heavy
+//! traffic; read through `api::cache`); each listing records its shard. A
+//! page is at most two rounds of queries over the shards, planned by
+//! [`fanout::page_planner`] and exact whatever the shards hold; the signed
+//! cursor carries the last key returned, the exhausted shards and a hint.
+
+use std::marker::PhantomData;
+
+use api::{ApiError, Deps, ListBody, PageParams, Request, Response};
+use domain::ids::{CategoryId, ListingId};
+use domain::model::{Category, Listing, Money};
+use fanout::hint::Hint;
+use fanout::{bitmap, Answer, Ask, Asker, Cheapest, Keyed, Position};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::{access, keys, KeyQuery, SchemaError};
+use serde::Deserialize;
+use ulid::Ulid;
+
+/// The most shard queries in flight at once.
+const QUERIES_AT_ONCE: usize = 16;
+
+/// One way of walking a category's listings.
+trait View: Keyed + Sized + for<'de> Deserialize<'de> {
+    /// One shard's query for an ask.
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Self::Key>) -> Result<KeyQuery, SchemaError>;
+    /// The key as a cursor carries it, and back.
+    fn encode(key: Self::Key) -> String;
+    /// See [`View::encode`].
+    fn decode(text: &str) -> Option<Self::Key>;
+    /// The listing.
+    fn listing(self) -> Listing;
+}
+
+/// Newest first: by id (a listing's `browse` sort key never changes).
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Newest(Listing);
+
+impl Keyed for Newest {
+    type Key = Ulid;
+    fn key(&self) -> Ulid {
+        self.0.listing_id.ulid()
+    }
+}
+
+impl View for Newest {
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Ulid>) -> Result<KeyQuery, SchemaError> {
+        access::category_listings(
+            category,
+            shard,
+            Some((ListingId::from_ulid(ask.low), ListingId::from_ulid(ask.high))),
+        )
+    }
+    fn encode(key: Ulid) -> String {
+        key.to_string()
+    }
+    fn decode(text: &str) -> Option<Ulid> {
+        Ulid::from_string(text).ok()
+    }
+    fn listing(self) -> Listing {
+        self.0
+    }
+}
+
+/// Cheapest first: by the price key as the index holds it (`gsi3sk`, which
+/// the stream processor moves after a price change: until then the listing
+/// is where its old price put it, showing its new price).
+#[derive(Deserialize)]
+struct ByPrice {
+    #[serde(flatten)]
+    listing: Listing,
+    gsi3sk: String,
+}
+
+impl Keyed for ByPrice {
+    type Key = Cheapest;
+    fn key(&self) -> Cheapest {
+        let parsed = self.gsi3sk.split('#').nth(1).and_then(|c| c.parse().ok());
+        Cheapest { cents: parsed.unwrap_or(self.listing.price.cents()), id: self.listing.listing_id.ulid() }
+    }
+}
+
+impl View for ByPrice {
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Cheapest>) -> Result<KeyQuery, SchemaError> {
+        // The ask's greatest key is the cheapest.
+        let (from, to) = (ask.high, ask.low);
+        let end = |k: Cheapest| (k.cents, ListingId::from_ulid(k.id));
+        access::listings_by_price(category, shard, end(from), end(to))
+    }
+    fn encode(key: Cheapest) -> String {
+        key.encode()
+    }
+    fn decode(text: &str) -> Option<Cheapest> {
+        Cheapest::decode(text)
+    }
+    fn listing(self) -> Listing {
+        self.listing
+    }
+}
+
+/// Answers a page's asks with queries of the live shards, at most
+/// [`QUERIES_AT_ONCE`] in flight, in the handler's own task.
+struct Shards<'a, V> {
+    app: &'a Deps,
+    category: &'a CategoryId,
+    /// The live shards, in the planner's order.
+    live: Vec<u16>,
+    view: PhantomData<V>,
+}
+
+impl<V: View> Asker<V> for Shards<'_, V> {
+    type Error = ApiError;
+
+    async fn ask(&self, asks: Vec<Ask<V::Key>>) -> Result<Vec<(Ask<V::Key>, Answer<V>)>, ApiError> {
+        stream::iter(asks)
+            .map(|ask| async move {
+                let query = V::query(self.category, self.live[ask.part], &ask)?;
+                let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
+                let page = self.app.store.query_exact::<V>(&query, limit, None).await?;
+                Ok::<_, ApiError>((ask, Answer { items: page.items, more: page.next.is_some() }))
+            })
+            .buffer_unordered(QUERIES_AT_ONCE)
+            .try_collect()
+            .await
+    }
+}
+
+/// Where the next page starts (see [`Position`]).
+#[derive(serde::Serialize, Deserialize)]
+struct Cursor {
+    /// The last key returned.
+    #[serde(rename = "b")]
+    before: String,
+    /// Exhausted shards, as a bitmap in lowercase hex.
+    #[serde(rename = "d")]
+    done: String,
+    /// What the page learned, for the next one's first round.
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
+    hint: Option<String>,
+}
+
+/// One page of a walk of `category`'s shards between `low` and `high`.
+async fn walk<V: View>(
+    app: &Deps,
+    page: &PageParams,
+    category: &CategoryId,
+    (low, high): (V::Key, V::Key),
+    scope: &str,
+) -> Result<Response, ApiError> {
+    let shards = match api::cache::found::<Category>(&app.store, &keys::category(category)?).await? {
+        Some(c) => c.listing_shards.clamp(1, domain::shard::MAX_LISTING_SHARDS),
+        // No such category: no listings, and nothing to query.
+        None => return Response::ok(&ListBody::<Listing> { items: Vec::new(), next_cursor: None }),
+    };
+    let partitions = usize::from(shards);
+    let scope = format!("{scope}|{shards}");
+    let at = match &page.cursor {
+        None => None,
+        Some(c) => {
+            let cursor: Cursor = app.cursors.open(&scope, c)?;
+            let invalid = || ApiError::bad_request("invalid cursor");
+            let done = bitmap::decode(&cursor.done, partitions).ok_or_else(invalid)?;
+            let before = V::decode(&cursor.before).ok_or_else(invalid)?;
+            let live = done.iter().filter(|d| !**d).count();
+            let hint = cursor.hint.as_deref().and_then(|h| Hint::decode(h, live));
+            Some(Position { before, done, hint })
+        }
+    };
+    let live = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
+    let asker = Shards::<V> { app, category, live, view: PhantomData };
+    let (items, next) = fanout::page_reading_at_least(
+        domain::shard::BROWSE_FIRST_ROUND,
+        partitions,
+        low,
+        high,
+        usize::from(page.limit),
+        at.as_ref(),
+        &asker,
+    )
+    .await?;
+    let next_cursor = next.map(|p| {
+        let cursor = Cursor {
+            before: V::encode(p.before),
+            done: bitmap::encode(&p.done),
+            hint: p.hint.as_ref().map(Hint::encode),
+        };
+        app.cursors.seal(&scope, &cursor)
+    });
+    let items: Vec<Listing> = items.into_iter().map(View::listing).collect();
+    Response::ok(&ListBody { items, next_cursor })
+}
+
+/// Marketplace AP6: a category's active listings, newest first (public).
+/// `browse` (GSI2) holds a listing only while it is active.
+/// `Query GSI2 gsi2pk = CATEGORY#<categoryId>#<shard>, gsi2sk BETWEEN
+/// LISTING#<low> AND LISTING#<high>`, descending, per shard.
+///
+/// Beyond the seeds, `?sort=price[&minPrice=][&maxPrice=]`: cheapest first
+/// (ties oldest first), bounds inclusive, on the sparse GSI3 of active
+/// listings by price. `Query GSI3 gsi3pk = PRICE#<categoryId>#<shard>,
+/// gsi3sk BETWEEN LISTING#<min>#<id> AND LISTING#<max>#<id>` per shard
+/// (prices in zero-padded cents).
+pub(crate) async fn category_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let category: CategoryId = req.path("categoryId")?;
+    let page = req.page(&["sort", "minPrice", "maxPrice"])?;
+    let (min, max) = (price_param(&req, "minPrice")?, price_param(&req, "maxPrice")?);
+    match req.query::<String>("sort")?.as_deref() {
+        None if min.is_none() && max.is_none() => {
+            let scope = format!("browse|{category}");
+            walk::<Newest>(app, &page, &category, (Ulid(0), Ulid(u128::MAX)), &scope).await
+        }
+        None => Err(ApiError::bad_request("minPrice and maxPrice go with sort=price")),
+        Some("price") => {
+            let (min, max) = (min.unwrap_or_default(), max.unwrap_or(Money::MAX));
+            if min > max {
+                return Err(ApiError::bad_request("minPrice must not be above maxPrice"));
+            }
+            let scope = format!("by_price|{category}|{}|{}", min.cents(), max.cents());
+            let range = (Cheapest::to_cents(max.cents()), Cheapest::from_cents(min.cents()));
+            walk::<ByPrice>(app, &page, &category, range, &scope).await
+        }
+        Some(_) => Err(ApiError::bad_request("sort: must be `price` (leave it out for newest first)")),
+    }
+}
+
+/// A price query parameter: a JSON number such as `12` or `12.5`, 0 to 1000000.
+fn price_param(req: &Request, name: &str) -> Result<Option<Money>, ApiError> {
+    match req.query::<String>(name)? {
+        None => Ok(None),
+        Some(raw) => serde_json::from_str::<Money>(&raw).map(Some).map_err(|_| {
+            ApiError::bad_request(format!("{name}: must be an amount from 0 to 1000000 with at most two decimals"))
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fanout::PageKey;
+
+    #[test]
+    fn a_price_key_is_read_from_the_index_sort_key() {
+        let id = ListingId::generate();
+        let listing: Listing = serde_json::from_value(serde_json::json!({
+            "listingId": id.to_string(), "sellerId": "s", "title": "T", "price": 9.5, "categoryId": "c",
+            "status": "active", "favoriteCount": 0, "createdAt": "t", "updatedAt": "t"
+        }))
+        .unwrap();
+        let item = ByPrice { listing, gsi3sk: format!("LISTING#0000000700#{id}") };
+        assert_eq!(item.key(), Cheapest { cents: 700, id: id.ulid() }, "where the index has it, not its new price");
+        assert!(item.key().pred().is_some());
+    }
+}

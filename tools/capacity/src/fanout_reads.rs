@@ -1,0 +1,122 @@
+//! What the first page of a sharded browse reads from each shard, measured
+//! by running the real page planner (`fanout`) over listings spread
+//! uniformly across the shards (as `listing_shard` spreads them): the
+//! queries per page and the items each reads, for the model to price per
+//! partition.
+
+use std::cell::RefCell;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use fanout::{Answer, Ask, Asker, Keyed};
+use ulid::Ulid;
+
+/// Layouts averaged over.
+const LAYOUTS: u64 = 50;
+/// Listings per layout (more than a page reaches).
+const LISTINGS: u64 = 400;
+
+struct It(Ulid);
+
+impl Keyed for It {
+    type Key = Ulid;
+    fn key(&self) -> Ulid {
+        self.0
+    }
+}
+
+struct Memory {
+    parts: Vec<Vec<Ulid>>,
+    /// Per query: the round and the items read.
+    reads: RefCell<Vec<(usize, usize)>>,
+    round: RefCell<usize>,
+}
+
+impl Asker<It> for Memory {
+    type Error = Infallible;
+    async fn ask(&self, asks: Vec<Ask<Ulid>>) -> Result<Vec<(Ask<Ulid>, Answer<It>)>, Infallible> {
+        *self.round.borrow_mut() += 1;
+        let round = *self.round.borrow();
+        Ok(asks
+            .into_iter()
+            .map(|ask| {
+                let items: Vec<It> = self.parts[ask.part]
+                    .iter()
+                    .filter(|u| ask.low <= **u && **u <= ask.high)
+                    .take(ask.limit)
+                    .map(|u| It(*u))
+                    .collect();
+                self.reads.borrow_mut().push((round, items.len()));
+                let more = items.len() == ask.limit;
+                (ask, Answer { items, more })
+            })
+            .collect())
+    }
+}
+
+/// The planner's futures never wait on anything here: one poll finishes them.
+fn now<F: Future>(f: F) -> Option<F::Output> {
+    match pin!(f).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(out) => Some(out),
+        Poll::Pending => None,
+    }
+}
+
+/// A deterministic stream of numbers (xorshift).
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Per shard and first page of `limit` over `shards` shards: the expected
+/// queries (round 1 always, round 2 sometimes) as `(queries per page,
+/// items per query)` for each round.
+pub fn first_page(shards: u16, limit: usize) -> [(f64, f64); 2] {
+    let n = usize::from(shards.max(1));
+    let (mut queries, mut items) = ([0usize; 2], [0usize; 2]);
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..LAYOUTS {
+        let mut parts = vec![Vec::new(); n];
+        for i in 0..LISTINGS {
+            let shard = (next(&mut state) % n as u64) as usize;
+            parts[shard].push(Ulid::from_parts(1_790_000_000_000 + i * 1_000, u128::from(next(&mut state))));
+        }
+        for p in &mut parts {
+            p.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        let memory = Memory { parts, reads: RefCell::default(), round: RefCell::default() };
+        let at_least = domain::shard::BROWSE_FIRST_ROUND;
+        let _ = now(fanout::page_reading_at_least(at_least, n, Ulid(0), Ulid(u128::MAX), limit, None, &memory));
+        for (round, read) in memory.reads.into_inner() {
+            queries[round - 1] += 1;
+            items[round - 1] += read;
+        }
+    }
+    let per = |r: usize| {
+        let q = queries[r] as f64;
+        (q / (LAYOUTS as f64 * n as f64), if q > 0.0 { items[r] as f64 / q } else { 0.0 })
+    };
+    [per(0), per(1)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_shard_reads_the_page_and_one_more_in_one_query() {
+        assert_eq!(first_page(1, 20), [(1.0, 21.0), (0.0, 0.0)]);
+    }
+
+    #[test]
+    fn eight_shards_read_a_few_each_and_sometimes_again() {
+        let [(q1, i1), (q2, i2)] = first_page(8, 20);
+        assert_eq!(q1, 1.0, "every shard once in round 1");
+        assert_eq!(i1, domain::shard::BROWSE_FIRST_ROUND as f64, "a read unit of each");
+        assert!(q2 < 0.2 && i2 < 20.0, "a second round on few shards: {q2} {i2}");
+    }
+}
