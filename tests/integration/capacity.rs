@@ -58,8 +58,15 @@ const CASES: &[Case] = &[
     case("marketplace AP3", "GET /listings/{listingId}", G, 0.5, 0.0),
     case("marketplace AP4", "GET /sellers/{sellerId}/listings", Q, 0.5, 0.0),
     case("marketplace AP5", "GET /sellers/{sellerId}/listings/active", Q, 0.5, 0.0),
-    case("marketplace AP6", "GET /categories/{categoryId}/listings", Q, 0.5, 0.0),
-    case("beyond AP2", "GET /categories/{categoryId}/listings?sort=price", Q, 0.5, 0.0),
+    case("marketplace AP6", "GET /categories/{categoryId}/listings", &["GetItem", "Query"], 1.0, 0.0),
+    case(
+        "marketplace AP6, 4 shards",
+        "GET /categories/{categoryId}/listings",
+        &["GetItem", "Query", "Query", "Query", "Query"],
+        2.5,
+        0.0,
+    ),
+    case("beyond AP2", "GET /categories/{categoryId}/listings?sort=price", &["GetItem", "Query"], 1.0, 0.0),
     case("create listing", "POST /listings", &["GetItem", "GetItem", "TransactWriteItems"], 1.0, 8.0),
     case("update listing", "PATCH /listings/{listingId}", &["UpdateItem"], 0.0, 4.0),
     case("beyond AP1", "GET /users/me/favorites", Q, 0.5, 0.0),
@@ -117,6 +124,7 @@ async fn request(t: &TestTable, pattern: &str) -> Req {
         "marketplace AP4" => req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(As::User("alice")),
         "marketplace AP5" => req("GET /sellers/{sellerId}/listings/active").path("sellerId", "alice"),
         "marketplace AP6" => req("GET /categories/{categoryId}/listings").path("categoryId", "pottery"),
+        "marketplace AP6, 4 shards" => req("GET /categories/{categoryId}/listings").path("categoryId", "books"),
         "beyond AP2" => req("GET /categories/{categoryId}/listings")
             .path("categoryId", "pottery")
             .query("sort", "price")
@@ -251,6 +259,7 @@ budget_tests! {
     marketplace_ap4 => "marketplace AP4",
     marketplace_ap5 => "marketplace AP5",
     marketplace_ap6 => "marketplace AP6",
+    marketplace_ap6_sharded => "marketplace AP6, 4 shards",
     beyond_ap2 => "beyond AP2",
     create_listing => "create listing",
     update_listing => "update listing",

@@ -19,6 +19,7 @@ mod price;
 mod reconcile;
 mod redrive;
 mod reviews;
+mod sharded_browse;
 mod sharded_reads;
 mod stream;
 mod stream_throughput;

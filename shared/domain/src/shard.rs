@@ -38,6 +38,26 @@ pub fn favorite_marker_shard(user: &UserId) -> u16 {
     (hash % u64::from(FAVORITE_MARKER_SHARDS)) as u16
 }
 
+/// The most shards a category's listings may be spread over.
+pub const MAX_LISTING_SHARDS: u16 = 16;
+
+/// One shard (the default of a category's `listingShards`).
+pub const fn one() -> u16 {
+    1
+}
+
+/// The browse and price shard of a new listing of a category with
+/// `shard_count` shards: from the ULID's random bits, as an order's.
+pub fn listing_shard(id: &ListingId, shard_count: u16) -> u16 {
+    (id.ulid().random() % u128::from(shard_count.max(1))) as u16
+}
+
+/// What a sharded browse page asks of each shard in its first round at
+/// least: about what one 4 KB read unit holds of listings (about 0.6 KB
+/// each), which a query is billed for however few it returns; the second
+/// round then runs rarely (measured by `./dev capacity`).
+pub const BROWSE_FIRST_ROUND: usize = 6;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,24 +86,14 @@ mod tests {
         }
         assert!(seen.iter().all(|&n| n > 100), "uneven spread: {seen:?}");
     }
+
+    #[test]
+    fn listing_shards_are_stable_and_within_the_count() {
+        for count in [0u16, 1, 8, MAX_LISTING_SHARDS] {
+            let id = ListingId::generate();
+            let s = listing_shard(&id, count);
+            assert_eq!(s, listing_shard(&id, count));
+            assert!(s < count.max(1), "{s} of {count}");
+        }
+    }
 }
-
-/// The most shards a category's listings may be spread over.
-pub const MAX_LISTING_SHARDS: u16 = 16;
-
-/// One shard (the default of a category's `listingShards`).
-pub const fn one() -> u16 {
-    1
-}
-
-/// The browse and price shard of a new listing of a category with
-/// `shard_count` shards: from the ULID's random bits, as an order's.
-pub fn listing_shard(id: &ListingId, shard_count: u16) -> u16 {
-    (id.ulid().random() % u128::from(shard_count.max(1))) as u16
-}
-
-/// What a sharded browse page asks of each shard in its first round at
-/// least: about what one 4 KB read unit holds of listings (about 0.6 KB
-/// each), which a query is billed for however few it returns; the second
-/// round then runs rarely (measured by `./dev capacity`).
-pub const BROWSE_FIRST_ROUND: usize = 6;

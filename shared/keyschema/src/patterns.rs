@@ -248,7 +248,7 @@ pub const PATTERNS: &[Pattern] = &[
         || {
             Ok(Query(category_listings(
                 &sc(),
-                3,
+                7,
                 Some((ListingId::from_ulid(su("A")), ListingId::from_ulid(su("H")))),
             )?))
         },

@@ -39,7 +39,7 @@ pub fn markdown() -> String {
     let _ = writeln!(w, "\nA template's `<field>` is the entity's field of that name; `<price:cents10>` is the amount in zero-padded cents. ");
     let _ = writeln!(w, "Keepers: *write* - the API write of the change sets or removes the keys; *stream* - the stream processor (and the maintenance job) does.\n");
     let _ = writeln!(w, "## Access patterns\n");
-    let _ = writeln!(w, "Each is one request (`x shards`: one query per shard, in parallel, merged by ULID).\n");
+    let _ = writeln!(w, "Each is one request (`x shards`: at most two rounds of one query per shard, in parallel, merged exactly by ULID or by price then ULID: `shared/fanout`).\n");
     let _ = writeln!(w, "| pattern | what | route | request | index | key condition |");
     let _ = writeln!(w, "|---|---|---|---|---|---|");
     for p in PATTERNS {
