@@ -5,6 +5,7 @@ mod abuse;
 mod budget;
 mod capacity;
 mod catalog;
+mod category_ratings;
 mod events;
 mod expiry;
 mod faults;

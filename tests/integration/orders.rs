@@ -302,6 +302,7 @@ pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Ord
             buyer_id: buyer.clone(),
             seller_id: None,
             listing_id: None,
+            category_id: None,
             status,
             total: Money::from_cents(100),
             lines: vec![OrderLine { item_id: P4.into(), qty: 1 }],

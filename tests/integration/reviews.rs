@@ -161,6 +161,7 @@ async fn put_reviews(t: &TestTable, specs: &[(&str, &str, u8)]) -> Vec<Review> {
             reviewed_user_id: reviewed.parse().unwrap(),
             author_id: author.parse().unwrap(),
             order_id: OrderId::from_ulid(Ulid::from_parts(1_790_000_000_000, u128::from(i))),
+            category_id: None,
             rating: *rating,
             body: format!("review {i}"),
             created_at: "2026-11-22T00:00:00.000Z".into(),

@@ -42,6 +42,7 @@ fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
         buyer_id: "bulk".parse::<UserId>().unwrap(),
         seller_id: None,
         listing_id: None,
+        category_id: None,
         status,
         total: Money::from_cents(100),
         lines: vec![OrderLine { item_id: "01JF8Z5Q000000000000000004".into(), qty: 1 }],

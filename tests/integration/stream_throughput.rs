@@ -120,12 +120,13 @@ fn entity(item: &Item) -> Option<String> {
 }
 
 /// What the processor keeps, by item: a listing's browse keys and
-/// favoriteCount, a user's rating aggregates.
+/// favoriteCount, a user's rating aggregates, a category's rating.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone)]
 enum Kept {
     Flag(String),
     FavoriteCount(String),
     Ratings(String),
+    CategoryRating(String),
 }
 
 fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
@@ -143,6 +144,13 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
                 out.insert(
                     Kept::Ratings(user.user_id.to_string()),
                     format!("{}/{}", user.rating_sum, user.review_count),
+                );
+            }
+            Some("CategoryRating") => {
+                let rating: domain::model::CategoryRating = serde_dynamo::from_item(item.clone()).unwrap();
+                out.insert(
+                    Kept::CategoryRating(rating.category_id.to_string()),
+                    format!("{}/{}", rating.rating_sum, rating.review_count),
                 );
             }
             _ => {}
@@ -249,7 +257,7 @@ async fn todays_loop(store: &store::Store, records: &[EventRecord]) -> (usize, V
                     failed.push(sequence_number);
                 }
             },
-            Ok(Work::Count(change)) => changes.push(*change),
+            Ok(Work::Count(more)) => changes.extend(more),
             _ => {}
         }
     }
@@ -316,12 +324,13 @@ async fn batch_of_1000() -> (Vec<EventRecord>, Vec<Item>) {
 }
 
 /// Counts the distinct changes by kind: (browse flags, favoriteCounts, users' ratings).
-fn kinds(changed: &BTreeSet<Kept>) -> (usize, usize, usize) {
+fn kinds(changed: &BTreeSet<Kept>) -> (usize, usize, usize, usize) {
     let count = |f: fn(&Kept) -> bool| changed.iter().filter(|k| f(k)).count();
     (
         count(|k| matches!(k, Kept::Flag(_))),
         count(|k| matches!(k, Kept::FavoriteCount(_))),
         count(|k| matches!(k, Kept::Ratings(_))),
+        count(|k| matches!(k, Kept::CategoryRating(_))),
     )
 }
 
@@ -350,8 +359,8 @@ async fn measure(title: &str, via: Option<&str>) {
         }
     }
     let distinct = distinct.unwrap();
-    let (flags, favorite_counts, ratings) = kinds(&distinct);
-    assert_eq!((flags, favorite_counts, ratings), (180, 50, 100), "the workload's changes");
+    let (flags, favorite_counts, ratings, categories) = kinds(&distinct);
+    assert_eq!((flags, favorite_counts, ratings, categories), (180, 50, 100, 3), "the workload's changes");
     println!("{title}: {} records, {ROUNDS} alternated runs of each way (median records/s):", records.len());
     let median_of = |way: Way| median(rates[&way.name()].clone());
     for way in ways {
@@ -408,7 +417,7 @@ async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
     let snapshot = scan(&source).await;
     let one = run(&snapshot, &records, Way::Items(1), None).await;
     let many = run(&snapshot, &records, Way::Items(ITEMS_AT_ONCE), None).await;
-    assert_eq!(kinds(&many.changed), (9, 3, 5), "every active listing indexed, every aggregate moved");
+    assert_eq!(kinds(&many.changed), (9, 3, 5, 3), "every active listing indexed, every aggregate moved");
     assert_eq!(one.changed, many.changed);
     assert_eq!((one.writes, many.writes), (many.changed.len(), many.changed.len()));
     let today = run(&snapshot, &records, Way::Today, None).await;

@@ -84,6 +84,7 @@ fn public_routes_are_exactly_the_public_reads() {
     let expected: BTreeSet<String> = [
         "GET /brands",
         "GET /categories",
+        "GET /categories/{categoryId}",
         "GET /products/{productId}",
         "GET /brands/{brandId}/products",
         "GET /categories/{categoryId}/products",

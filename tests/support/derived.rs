@@ -1,14 +1,17 @@
 //! What is derived from the base items, recomputed from a consistent scan
 //! of the whole table, and compared with what the table holds: every
 //! item's index keys (its declaration), every user's rating aggregates (the
-//! reviews about them), every listing's favorite count (its favorites), and
+//! reviews about them), every category's rating (the reviews naming it),
+//! every listing's favorite count (its favorites), and
 //! every marker (counted with the base item's weight and version while the
 //! base item exists, not counted after).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use domain::model::{Favorite, FavoriteMarker, Listing, MarkerState, RatingMarker, Review, User};
+use domain::model::{
+    CategoryRating, CategoryRatingMarker, Favorite, FavoriteMarker, Listing, MarkerState, RatingMarker, Review, User,
+};
 use keyschema::decl::Keeper;
 use keyschema::entities;
 use keyschema::table::EntityType;
@@ -71,11 +74,52 @@ pub async fn differences(store: &Store) -> Vec<String> {
     // What each aggregate should hold, and each marker.
     let mut ratings: BTreeMap<String, (i64, i64)> = BTreeMap::new();
     let mut rating_markers: BTreeMap<String, u32> = BTreeMap::new();
+    let mut category_ratings: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut category_markers: BTreeMap<String, u32> = BTreeMap::new();
     for review in by_type(EntityType::Review).map(of::<Review>) {
         let e = ratings.entry(review.reviewed_user_id.to_string()).or_default();
         *e = (e.0 + i64::from(review.rating), e.1 + 1);
         rating_markers.insert(review.review_id.to_string(), u32::from(review.rating));
+        if let Some(category) = &review.category_id {
+            let e = category_ratings.entry(category.to_string()).or_default();
+            *e = (e.0 + i64::from(review.rating), e.1 + 1);
+            category_markers.insert(review.review_id.to_string(), u32::from(review.rating));
+        }
     }
+    let mut held_categories = BTreeSet::new();
+    for rating in by_type(EntityType::CategoryRating).map(of::<CategoryRating>) {
+        held_categories.insert(rating.category_id.to_string());
+        let want = category_ratings.get(rating.category_id.as_str()).copied().unwrap_or_default();
+        let held = (
+            i64::try_from(rating.rating_sum).unwrap_or(i64::MAX),
+            i64::try_from(rating.review_count).unwrap_or(i64::MAX),
+        );
+        if held != want {
+            out.push(format!("category {} holds rating {held:?}, its reviews make {want:?}", rating.category_id));
+        }
+    }
+    out.extend(
+        category_ratings
+            .keys()
+            .filter(|c| !held_categories.contains(*c))
+            .map(|c| format!("category {c} has no rating item")),
+    );
+    let mut seen = BTreeSet::new();
+    for m in by_type(EntityType::CategoryRatingMarker).map(of::<CategoryRatingMarker>) {
+        seen.insert(m.review_id.to_string());
+        match category_markers.get(&m.review_id.to_string()) {
+            Some(w) if (m.state, m.weight) != (MarkerState::Counted, *w) => {
+                out.push(format!("category rating marker {} is {:?}", m.review_id, m.state))
+            }
+            None if m.state == MarkerState::Counted => {
+                out.push(format!("category rating marker {} counts a gone review", m.review_id))
+            }
+            _ => {}
+        }
+    }
+    out.extend(
+        category_markers.keys().filter(|r| !seen.contains(*r)).map(|r| format!("review {r} has no category marker")),
+    );
     let mut favorites: BTreeMap<String, i64> = BTreeMap::new();
     let mut favorite_markers: BTreeMap<(String, String), String> = BTreeMap::new();
     for favorite in by_type(EntityType::Favorite).map(of::<Favorite>) {

@@ -67,6 +67,8 @@ pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
                 reviewed_user_id: trader(i).parse().unwrap(),
                 author_id: trader((i + k + 1) % n).parse().unwrap(),
                 order_id: OrderId::from_ulid(Ulid::from_parts(1_790_000_000_000, u128::from(at))),
+                // Two of three name a category (a buyer's review of a listing order).
+                category_id: (k < 2).then(|| categories[(i + k) % 3].parse().unwrap()),
                 rating: 1 + ((i + k * 2) % 5) as u8,
                 body: format!("review {at}"),
                 created_at: "2026-11-22T00:00:00.000Z".into(),

@@ -7,7 +7,7 @@ use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{BrandId, CategoryId, ProductId};
-use domain::model::{Brand, Category, Money, Product};
+use domain::model::{Brand, Category, CategoryRating, Money, Product};
 use domain::shard::MAX_LISTING_SHARDS;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
@@ -24,6 +24,7 @@ api::routes! {
     "POST /brands" => create_brand,
     "GET /categories" => list_categories,
     "POST /categories" => create_category,
+    "GET /categories/{categoryId}" => get_category,
     "POST /products" => create_product,
     "GET /products/{productId}" => get_product,
     "POST /products/{productId}/stock" => change_stock,
@@ -146,6 +147,33 @@ async fn put_new<E: Entity + serde::Serialize>(
         Err(e) if e.is_conditional_check_failed() => Err(ApiError::conflict(conflict())),
         Err(e) => Err(e.into()),
     }
+}
+
+/// A category as `GET /categories/{categoryId}` answers it: with its rating.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RatedCategory {
+    #[serde(flatten)]
+    category: Category,
+    /// The average of the buyers' reviews of orders of its listings; `null`
+    /// before the first.
+    rating: Option<f64>,
+    review_count: u64,
+}
+
+/// A category with its rating (beyond the seeds: average rating per
+/// category). The category from memory (five minutes: it never changes) or
+/// `GetItem CATEGORIES / CATEGORY#<categoryId>`; its rating
+/// `GetItem CATEGORY#<categoryId> / #RATING`, an item of its own kept by the
+/// stream processor (not in the `CATEGORIES` partition every list reads).
+async fn get_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let id: CategoryId = req.path("categoryId")?;
+    let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&id)?).await? else {
+        return Err(ApiError::not_found(format!("category `{id}` does not exist")));
+    };
+    let held = app.store.get::<CategoryRating>(&keys::category_rating(&id)?).await?;
+    let (rating, review_count) = held.map_or((None, 0), |r| (r.rating(), r.review_count));
+    Response::ok(&RatedCategory { category, rating, review_count })
 }
 
 /// Body of `POST /products`.

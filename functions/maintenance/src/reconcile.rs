@@ -313,9 +313,12 @@ async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> 
         let mut add = |aggregate: Aggregate, instance: Instance| {
             groups.entry(aggregate.key.clone()).or_insert_with(|| (aggregate, Vec::new())).1.push(instance);
         };
-        match counted::instance(&entity, image.clone(), String::new(), true) {
-            Ok(Some(c)) => add(c.aggregate, Instance { marker: c.marker, base: key.clone() }),
-            Ok(None) => {}
+        match counted::instances(&entity, image.clone(), String::new(), true) {
+            Ok(changes) => {
+                for c in changes {
+                    add(c.aggregate, Instance { marker: c.marker, base: key.clone() });
+                }
+            }
             Err(_) => run.tally("unreadable items", 1, 0, 0),
         }
         match counted::marker(&entity, image) {

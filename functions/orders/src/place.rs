@@ -179,6 +179,7 @@ fn new_order(
         buyer_id: buyer.clone(),
         seller_id: listing.map(|l| l.seller_id.clone()),
         listing_id: listing.map(|l| l.listing_id),
+        category_id: listing.map(|l| l.category_id.clone()),
         status: OrderStatus::Pending,
         total,
         lines,

@@ -7,8 +7,8 @@
 
 use api::validate::Text;
 use api::{ApiError, Deps, Request, Response};
-use domain::ids::{OrderId, ReviewId, UserId};
-use domain::model::{Order, OrderStatus, Party, Review};
+use domain::ids::{CategoryId, OrderId, ReviewId, UserId};
+use domain::model::{Listing, Order, OrderStatus, Party, Review};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -49,6 +49,17 @@ struct NewReview {
     body: Text<{ Review::MAX_BODY_CHARS }>,
 }
 
+/// The category a buyer's review of `order` rates: the order's listing's,
+/// as recorded at placement (or, for an order placed before categories
+/// were rated, read from the listing: one `GetItem`).
+async fn category_of(app: &Deps, order: &Order) -> Result<Option<CategoryId>, ApiError> {
+    if order.category_id.is_some() {
+        return Ok(order.category_id.clone());
+    }
+    let Some(listing) = order.listing_id else { return Ok(None) };
+    Ok(app.store.get::<Listing>(&keys::listing(&listing)?).await?.map(|l| l.category_id))
+}
+
 /// Writes a review of the other party of a delivered listing order. One
 /// `TransactWriteItems`: the review put if absent, the order marked as
 /// reviewed by the caller's party only if still delivered and not yet
@@ -70,12 +81,17 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
         return Err(ApiError::forbidden("only the buyer or the seller of an order may review it"));
     };
     check_reviewable(&order, party)?;
+    let category_id = match party {
+        Party::Buyer => category_of(app, &order).await?,
+        Party::Seller => None,
+    };
     let now = rfc3339(now_ms());
     let review = Review {
         review_id: ReviewId::generate(),
         reviewed_user_id: reviewed,
         author_id: caller.user_id,
         order_id,
+        category_id,
         rating: rating.0,
         body: body.into_string(),
         created_at: now.clone(),

@@ -1,15 +1,16 @@
 //! The counted instances and their aggregates, in one place: a review
-//! counts its rating into its user's `ratingSum`/`reviewCount`, a favorite
-//! counts 1 into its listing's `favoriteCount`; each has a marker (see
-//! [`crate::counters`]). The stream processor reads instances from records;
+//! counts its rating into its user's `ratingSum`/`reviewCount` and, when it
+//! names a category (a buyer's review of a listing order), into the
+//! category's rating item; a favorite counts 1 into its listing's
+//! `favoriteCount`; each count has a marker (see [`crate::counters`]). The stream processor reads instances from records;
 //! the maintenance job reads them, their markers and the aggregates from a
 //! scan, to bring each in line with the base items.
 
-use domain::model::{Favorite, FavoriteMarker, MarkerState, RatingMarker, Review};
-use domain::shard::FAVORITE_MARKER_SHARDS;
-use keyschema::table::EntityType;
+use domain::model::{CategoryRatingMarker, Favorite, FavoriteMarker, MarkerState, RatingMarker, Review};
+use domain::shard::{CATEGORY_RATING_MARKER_SHARDS, FAVORITE_MARKER_SHARDS};
+use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
-use keyschema::{access, keys, Key};
+use keyschema::{access, keys, Key, Value};
 
 use crate::counters::{Aggregate, CountChange};
 use crate::decode::RecordError;
@@ -27,6 +28,25 @@ pub fn ratings_of(user: &domain::ids::UserId) -> Result<Aggregate, RecordError> 
         sum: Some(attr::RATING_SUM),
         count: attr::REVIEW_COUNT,
         markers: vec![access::rating_markers_of(user)?],
+        init: vec![],
+    })
+}
+
+/// A category's rating (an item of its own, created by its first review)
+/// and where its markers are (its shards).
+pub fn category_ratings_of(category: &domain::ids::CategoryId) -> Result<Aggregate, RecordError> {
+    Ok(Aggregate {
+        name: "category ratings",
+        key: keys::category_rating(category)?,
+        sum: Some(attr::RATING_SUM),
+        count: attr::REVIEW_COUNT,
+        markers: (0..CATEGORY_RATING_MARKER_SHARDS)
+            .map(|shard| access::category_rating_markers_of(category, shard))
+            .collect::<Result<_, _>>()?,
+        init: vec![
+            (ENTITY_TYPE, Value::s(EntityType::CategoryRating.as_str())),
+            ("categoryId", Value::s(category.as_str())),
+        ],
     })
 }
 
@@ -40,17 +60,19 @@ pub fn favorites_of(listing: &domain::ids::ListingId) -> Result<Aggregate, Recor
         markers: (0..FAVORITE_MARKER_SHARDS)
             .map(|shard| access::favorite_markers_of(listing, shard))
             .collect::<Result<_, _>>()?,
+        init: vec![],
     })
 }
 
-/// The count change of a base item of `entity` (a review, a favorite)
-/// inserted or removed; `None` for any other entity.
-pub fn instance(
+/// The count changes of a base item of `entity` (a review: its user's and,
+/// if it names one, its category's; a favorite: its listing's) inserted or
+/// removed; none for any other entity.
+pub fn instances(
     entity: &str,
     image: serde_dynamo::Item,
     sequence_number: String,
     inserted: bool,
-) -> Result<Option<CountChange>, RecordError> {
+) -> Result<Vec<CountChange>, RecordError> {
     if entity == EntityType::Review.as_str() {
         let review: Review = decode("review", image)?;
         if !(Review::MIN_RATING..=Review::MAX_RATING).contains(&review.rating) {
@@ -63,15 +85,35 @@ pub fn instance(
             state: MarkerState::Counted,
             weight,
         };
-        return Ok(Some(CountChange {
-            sequence_number,
+        let mut out = vec![CountChange {
+            sequence_number: sequence_number.clone(),
             aggregate: ratings_of(&review.reviewed_user_id)?,
             marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?,
             marker_item: store::item::to_item(&marker)?,
             version: None,
             weight,
             inserted,
-        }));
+        }];
+        if let Some(category) = &review.category_id {
+            let marker = CategoryRatingMarker {
+                review_id: review.review_id,
+                reviewed_user_id: review.reviewed_user_id.clone(),
+                category_id: category.clone(),
+                shard: domain::shard::category_rating_marker_shard(&review.review_id),
+                state: MarkerState::Counted,
+                weight,
+            };
+            out.push(CountChange {
+                sequence_number,
+                aggregate: category_ratings_of(category)?,
+                marker: keys::category_rating_marker(category, &review.review_id)?,
+                marker_item: store::item::to_item(&marker)?,
+                version: None,
+                weight,
+                inserted,
+            });
+        }
+        return Ok(out);
     }
     if entity == EntityType::Favorite.as_str() {
         let favorite: Favorite = decode("favorite", image)?;
@@ -83,7 +125,7 @@ pub fn instance(
             state: MarkerState::Counted,
             weight: 1,
         };
-        return Ok(Some(CountChange {
+        return Ok(vec![CountChange {
             sequence_number,
             aggregate: favorites_of(&favorite.listing_id)?,
             marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?,
@@ -91,9 +133,9 @@ pub fn instance(
             version: Some(favorite.favorite_id.ulid()),
             weight: 1,
             inserted,
-        }));
+        }]);
     }
-    Ok(None)
+    Ok(Vec::new())
 }
 
 /// For a marker item: its key, the key of the base item it counts, and the
@@ -104,6 +146,12 @@ pub fn marker(entity: &str, image: serde_dynamo::Item) -> Result<Option<(Key, Ke
         let marker = keys::rating_marker(&m.reviewed_user_id, &m.review_id)?;
         return Ok(Some((marker, keys::review(&m.reviewed_user_id, &m.review_id)?, ratings_of(&m.reviewed_user_id)?)));
     }
+    if entity == EntityType::CategoryRatingMarker.as_str() {
+        let m: CategoryRatingMarker = decode("category rating marker", image)?;
+        let marker = keys::category_rating_marker(&m.category_id, &m.review_id)?;
+        let base = keys::review(&m.reviewed_user_id, &m.review_id)?;
+        return Ok(Some((marker, base, category_ratings_of(&m.category_id)?)));
+    }
     if entity == EntityType::FavoriteMarker.as_str() {
         let m: FavoriteMarker = decode("favorite marker", image)?;
         let marker = keys::favorite_marker(&m.user_id, &m.listing_id)?;
@@ -113,7 +161,8 @@ pub fn marker(entity: &str, image: serde_dynamo::Item) -> Result<Option<(Key, Ke
 }
 
 /// The aggregate an item of `entity` holds (a user's ratings, a listing's
-/// favorite count), from its id in `image`; `None` for any other entity.
+/// favorite count, a category's rating), from its id in `image`; `None`
+/// for any other entity.
 pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<Aggregate>, RecordError> {
     #[derive(serde::Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -125,6 +174,11 @@ pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<
     struct ListingId {
         listing_id: domain::ids::ListingId,
     }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct CategoryId {
+        category_id: domain::ids::CategoryId,
+    }
     if entity == EntityType::User.as_str() {
         let u: UserId = decode("user", image)?;
         return Ok(Some(ratings_of(&u.user_id)?));
@@ -132,6 +186,10 @@ pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<
     if entity == EntityType::Listing.as_str() {
         let l: ListingId = decode("listing", image)?;
         return Ok(Some(favorites_of(&l.listing_id)?));
+    }
+    if entity == EntityType::CategoryRating.as_str() {
+        let c: CategoryId = decode("category rating", image)?;
+        return Ok(Some(category_ratings_of(&c.category_id)?));
     }
     Ok(None)
 }

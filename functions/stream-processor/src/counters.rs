@@ -1,6 +1,7 @@
 //! Aggregates kept exactly once: one mechanism for every counted instance
-//! (a review's rating in its user's `ratingSum`/`reviewCount`, a favorite in
-//! its listing's `favoriteCount`).
+//! (a review's rating in its user's `ratingSum`/`reviewCount` and, a
+//! buyer's review of a listing order, in its category's; a favorite in its
+//! listing's `favoriteCount`).
 //!
 //! Each instance has a marker item ([`CountChange::marker`]) that records
 //! whether it is counted, the weight it counted, and, where one marker
@@ -57,18 +58,25 @@ pub struct Aggregate {
     pub count: &'static str,
     /// Every marker of the aggregate is in one of these.
     pub markers: Vec<keyschema::KeyQuery>,
+    /// Attributes set with every change of it, so that its first change
+    /// creates its item (an aggregate in an item of its own: a category's
+    /// rating); empty: the item must exist (a user, a listing).
+    pub init: Vec<(&'static str, keyschema::Value)>,
 }
 
 impl Aggregate {
-    /// The `ADD` of `sum` and `count` (and 1 to its version), only if the
-    /// item exists (never creates a partial item).
+    /// The `ADD` of `sum` and `count` (and 1 to its version): only if the
+    /// item exists (never creates a partial item), or with its `init`.
     fn add(&self, sum: i64, count: i64) -> Change {
         let change = Change::untimed(self.key.clone()).add(self.count, count).add(write::attr::COUNT_VERSION, 1);
         let change = match self.sum {
             Some(attr) => change.add(attr, sum),
             None => change,
         };
-        change.only_if(keyschema::Cond::ItemExists)
+        if self.init.is_empty() {
+            return change.only_if(keyschema::Cond::ItemExists);
+        }
+        self.init.iter().fold(change, |c, (attr, value)| c.set(attr, value.clone()))
     }
 }
 
@@ -305,6 +313,7 @@ mod tests {
                 sum: None,
                 count: "n",
                 markers: vec![],
+                init: vec![],
             },
             marker: Key { pk: "M".into(), sk: "M".into() },
             marker_item: Item::new(),

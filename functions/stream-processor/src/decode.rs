@@ -32,8 +32,9 @@ pub enum Work {
     /// The image of an item whose declaration has indexes the stream
     /// processor keeps (its attributes, keys included).
     Keys(&'static EntityDecl, Attrs),
-    /// A counted instance inserted or removed.
-    Count(Box<CountChange>),
+    /// A counted instance inserted or removed: its changes (a review counts
+    /// into its user's and its category's ratings).
+    Count(Vec<CountChange>),
     /// Nothing to do.
     Skip,
 }
@@ -64,10 +65,8 @@ pub fn classify(record: &EventRecord) -> Result<Work, RecordError> {
     if record.event_name == "MODIFY" {
         return Ok(Work::Skip);
     }
-    Ok(match crate::counted::instance(entity, image.clone(), sequence_number, inserted)? {
-        Some(change) => Work::Count(Box::new(change)),
-        None => Work::Skip,
-    })
+    let changes = crate::counted::instances(entity, image.clone(), sequence_number, inserted)?;
+    Ok(if changes.is_empty() { Work::Skip } else { Work::Count(changes) })
 }
 
 /// A stream image's scalar attributes, as the key design reads them.

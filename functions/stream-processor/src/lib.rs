@@ -182,7 +182,11 @@ pub async fn process_batch_with(
                 log_failure(request_id, record, &e, "skipped: it can never succeed");
             }
             Ok(Work::Skip) => {}
-            Ok(Work::Count(change)) => items.of(change.aggregate.key.clone()).counts.push((at, *change)),
+            Ok(Work::Count(changes)) => {
+                for change in changes {
+                    items.of(change.aggregate.key.clone()).counts.push((at, change));
+                }
+            }
             Ok(Work::Keys(decl, image)) => match table_key(decl, &image) {
                 Some(item) => {
                     let work = items.of(item);
@@ -338,10 +342,13 @@ pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, Rec
     match classify(record)? {
         Work::Skip => Ok(Outcome::Skipped),
         Work::Keys(decl, image) => index_keys::repair(store, decl, &image).await,
-        Work::Count(change) => match counters::apply(store, &change.aggregate.clone(), &[*change]).await? {
-            0 => Ok(Outcome::Stale),
-            _ => Ok(Outcome::Aggregated),
-        },
+        Work::Count(changes) => {
+            let mut applied = 0;
+            for change in changes {
+                applied += counters::apply(store, &change.aggregate.clone(), &[change]).await?;
+            }
+            Ok(if applied == 0 { Outcome::Stale } else { Outcome::Aggregated })
+        }
     }
 }
 

@@ -69,7 +69,11 @@ pub async fn settle(
                     let entity = entity_type(base).unwrap_or_default().to_owned();
                     let image = serde_dynamo::Item::from(base.clone());
                     // A base item that cannot be read is left alone (the job reports it).
-                    let Ok(Some(change)) = crate::counted::instance(&entity, image, String::new(), true) else {
+                    let Ok(changes) = crate::counted::instances(&entity, image, String::new(), true) else {
+                        continue;
+                    };
+                    // The base item's count into this aggregate (a review counts into two).
+                    let Some(change) = changes.into_iter().find(|c| c.marker == instance.marker) else {
                         continue;
                     };
                     let counted = Marker {

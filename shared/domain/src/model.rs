@@ -165,6 +165,10 @@ pub struct Order {
     /// The listing bought (listing orders).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listing_id: Option<ListingId>,
+    /// The listing's category (listing orders placed since categories are
+    /// rated): where the buyer's review of the seller counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category_id: Option<CategoryId>,
     /// Lifecycle status.
     pub status: OrderStatus,
     /// Sum of the lines.
@@ -258,6 +262,10 @@ pub struct Review {
     pub author_id: UserId,
     /// The delivered order it is about.
     pub order_id: OrderId,
+    /// The category whose rating it counts in: the listing's, for a buyer's
+    /// review of the seller (a seller's review of the buyer rates no category).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category_id: Option<CategoryId>,
     /// 1 to 5.
     pub rating: u8,
     /// The text.
@@ -307,6 +315,48 @@ pub struct RatingMarker {
     pub review_id: ReviewId,
     /// Whose aggregates.
     pub reviewed_user_id: UserId,
+    /// Counted or removed.
+    pub state: MarkerState,
+    /// What it added to `ratingSum` while counted.
+    pub weight: u32,
+}
+
+/// A category's rating over the buyers' reviews of its listings' orders,
+/// in an item of its own (kept by the stream processor, created by the
+/// first review counted).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CategoryRating {
+    /// The category.
+    pub category_id: CategoryId,
+    /// Sum of the counted ratings.
+    #[serde(default, deserialize_with = "counter::u64")]
+    pub rating_sum: u64,
+    /// How many reviews are counted.
+    #[serde(default, deserialize_with = "counter::u64")]
+    pub review_count: u64,
+}
+
+impl CategoryRating {
+    /// Average rating, if the category has reviews.
+    pub fn rating(&self) -> Option<f64> {
+        (self.review_count > 0).then(|| (self.rating_sum as f64 / self.review_count as f64 * 100.0).round() / 100.0)
+    }
+}
+
+/// Records whether a review's rating is counted in its category's rating,
+/// in one of the category's marker shards (never the aggregate's partition).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CategoryRatingMarker {
+    /// The review.
+    pub review_id: ReviewId,
+    /// Whose partition the review is in.
+    pub reviewed_user_id: UserId,
+    /// The category.
+    pub category_id: CategoryId,
+    /// Its marker shard ([`crate::shard::category_rating_marker_shard`]).
+    pub shard: u16,
     /// Counted or removed.
     pub state: MarkerState,
     /// What it added to `ratingSum` while counted.

@@ -1,7 +1,7 @@
 //! Write sharding: of the order status index, of a category's browse and
 //! price keys, and of the favorite markers of a listing.
 
-use crate::ids::{ListingId, OrderId, UserId};
+use crate::ids::{ListingId, OrderId, ReviewId, UserId};
 
 /// Shard count used when none is configured (as in the e-commerce design).
 pub const DEFAULT_SHARD_COUNT: u16 = 10;
@@ -57,6 +57,15 @@ pub fn listing_shard(id: &ListingId, shard_count: u16) -> u16 {
 /// each), which a query is billed for however few it returns; the second
 /// round then runs rarely (measured by `./dev capacity`).
 pub const BROWSE_FIRST_ROUND: usize = 6;
+
+/// Partitions the rating markers of one category are spread over (the top
+/// category's reviews write here, not into its aggregate's partition).
+pub const CATEGORY_RATING_MARKER_SHARDS: u16 = 10;
+
+/// The marker shard of a review in its category: from its ULID's random bits.
+pub fn category_rating_marker_shard(id: &ReviewId) -> u16 {
+    (id.ulid().random() % u128::from(CATEGORY_RATING_MARKER_SHARDS)) as u16
+}
 
 #[cfg(test)]
 mod tests {

@@ -202,6 +202,12 @@ pub fn orders_by_status_shard(
     Ok(q.newest_first())
 }
 
+/// One shard of the rating markers of a category.
+/// `pk = CATRATED#<categoryId>#<shard> AND begins_with(sk, REVIEW#)`.
+pub fn category_rating_markers_of(category: &CategoryId, shard: u16) -> Result<KeyQuery, SchemaError> {
+    crate::entities::category_rating_marker::ENTITY.query(&[("categoryId", v(category)), ("shard", v(shard))])
+}
+
 /// A maintenance job's checkpoints, one per scan segment.
 /// `pk = MAINTENANCE#<job> AND begins_with(sk, SEGMENT#)`.
 pub fn checkpoints_of(job: &str) -> Result<KeyQuery, SchemaError> {

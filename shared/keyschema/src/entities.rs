@@ -253,6 +253,34 @@ pub mod rating_marker {
     };
 }
 
+/// Category ratings: one item per category, outside the `CATEGORIES`
+/// partition that every category list reads.
+pub mod category_rating {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::CategoryRating,
+        key: key(Index::Table, "CATEGORY#<categoryId>", "#RATING"),
+        indexes: &[],
+        defaults: &[],
+        note: "the buyers' reviews of orders of the category's listings: ratingSum and reviewCount, kept by the stream processor (created by the first review counted)",
+    };
+}
+
+/// Category rating markers: one per counted review, in one of the
+/// category's marker shards.
+pub mod category_rating_marker {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::CategoryRatingMarker,
+        key: key(Index::Table, "CATRATED#<categoryId>#<shard>", "REVIEW#<reviewId>"),
+        indexes: &[],
+        defaults: &[],
+        note: "written by the stream processor with the category's rating; spread over 10 shards by review id; counted or removed, and the rating (weight) it counted",
+    };
+}
+
 /// Idempotency records: per caller and route.
 pub mod idempotency {
     use super::*;
@@ -281,6 +309,8 @@ pub const ALL: &[&EntityDecl] = &[
     &favorite_marker::ENTITY,
     &order_message::ENTITY,
     &rating_marker::ENTITY,
+    &category_rating::ENTITY,
+    &category_rating_marker::ENTITY,
     &idempotency::ENTITY,
     &checkpoint::ENTITY,
 ];
@@ -328,6 +358,8 @@ entities!(
     FavoriteMarker => favorite_marker,
     OrderMessage => order_message,
     RatingMarker => rating_marker,
+    CategoryRating => category_rating,
+    CategoryRatingMarker => category_rating_marker,
     IdempotencyRecord => idempotency,
     Checkpoint => checkpoint,
 );

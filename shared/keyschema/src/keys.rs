@@ -45,6 +45,8 @@ primary_keys! {
     brand(id: &BrandId => "brandId") of brand;
     /// A category.
     category(id: &CategoryId => "categoryId") of category;
+    /// A category's rating.
+    category_rating(id: &CategoryId => "categoryId") of category_rating;
     /// A product.
     product(id: &ProductId => "productId") of product;
     /// A user's favorite of a listing.
@@ -60,4 +62,15 @@ primary_keys! {
 pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<Key, SchemaError> {
     let shard = domain::shard::favorite_marker_shard(user);
     entities::favorite_marker::ENTITY.key(&[("listingId", v(listing)), ("shard", v(shard)), ("userId", v(user))])
+}
+
+/// The marker of a review's rating in its category, in the review's shard
+/// of the category's markers.
+pub fn category_rating_marker(category: &CategoryId, review: &ReviewId) -> Result<Key, SchemaError> {
+    let shard = domain::shard::category_rating_marker_shard(review);
+    entities::category_rating_marker::ENTITY.key(&[
+        ("categoryId", v(category)),
+        ("shard", v(shard)),
+        ("reviewId", v(review)),
+    ])
 }

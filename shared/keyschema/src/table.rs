@@ -122,6 +122,10 @@ entity_types!(
     /// Records whether one review's rating is counted in its user's
     /// aggregates: what makes the stream processor exactly once.
     RatingMarker,
+    /// A category's rating over the buyers' reviews of its listings' orders.
+    CategoryRating,
+    /// Records whether one review's rating is counted in its category's rating.
+    CategoryRatingMarker,
     /// Remembers an `Idempotency-Key` and the request it came with (expires by TTL).
     Idempotency,
     /// Where a maintenance job's scan segment got to.

@@ -190,6 +190,7 @@ fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::model::Order 
         buyer_id: ids.buyer.clone(),
         seller_id: listing.then(|| ids.seller.clone()),
         listing_id: listing.then_some(ids.sold_listing),
+        category_id: listing.then(|| ids.category.clone()),
         lines: if listing {
             Vec::new()
         } else {
@@ -351,6 +352,7 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
                 reviewed_user_id: ids.seller.clone(),
                 author_id: ids.buyer.clone(),
                 order_id: ids.order,
+                category_id: Some(ids.category.clone()),
                 rating: 5,
                 body: "Good".into(),
                 created_at: NOW.into(),
@@ -366,8 +368,16 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
                 check(keys::user(&ids.seller)?, kb.user),
             ];
             out.extend(counted(keys::rating_marker(&ids.seller, &ids.review)?, aggregate));
+            // The category's rating: its marker in one of the category's
+            // marker shards, the aggregate in its own item (coalesced).
+            let category_rating = small_write(keys::category_rating(&ids.category)?, kb.small, true);
+            out.extend(counted(keys::category_rating_marker(&ids.category, &ids.review)?, category_rating));
             out
         }
+        "get category" => vec![
+            cached(get(keys::category(&ids.category)?, kb.small, false), 300.0),
+            get(keys::category_rating(&ids.category)?, kb.small, false),
+        ],
         other => {
             return Err(SchemaError::Field {
                 entity: keyschema::table::EntityType::Listing,

@@ -95,6 +95,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                     buyer_id: b,
                     seller_id: s,
                     listing_id: listing,
+                    category_id: None,
                     status: st,
                     total: Money::from_cents(1),
                     lines: vec![],
@@ -126,6 +127,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 reviewed_user_id: r.clone(),
                 author_id: a.clone(),
                 order_id: OrderId::from_ulid(o),
+                category_id: None,
                 rating: 4,
                 body: "B".into(),
                 created_at: T.into(),
@@ -171,6 +173,23 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 RatingMarker { review_id: r, reviewed_user_id: u.clone(), state: MarkerState::Counted, weight: 3 },
                 vec![u.to_string(), r.to_string()],
             )
+        }),
+        (slug(), 0u64..1000).prop_map(|(c, sum)| {
+            let c: CategoryId = c.parse().unwrap();
+            same(CategoryRating { category_id: c.clone(), rating_sum: sum, review_count: 1 }, vec![c.to_string()])
+        }),
+        (slug(), user(), ulid()).prop_map(|(c, u, r)| {
+            let (c, r): (CategoryId, ReviewId) = (c.parse().unwrap(), ReviewId::from_ulid(r));
+            let shard = domain::shard::category_rating_marker_shard(&r);
+            let m = CategoryRatingMarker {
+                review_id: r,
+                reviewed_user_id: u,
+                category_id: c.clone(),
+                shard,
+                state: MarkerState::Counted,
+                weight: 3,
+            };
+            same(m, vec![c.to_string(), r.to_string(), shard.to_string()])
         }),
         (user(), "[a-z]{1,10}", "[A-Za-z0-9_-]{1,64}").prop_map(|(u, route, k)| {
             let r = IdempotencyRecord {
