@@ -181,3 +181,70 @@ async fn reconcile_migrates_listings_written_with_the_unsharded_keys() {
     let again = reconcile::run(&t.deps.store, unpaced).await;
     assert_eq!(again.found(), 0, "{again:?}");
 }
+
+async fn shards_of(t: &TestTable, ids: &[(String, f64)]) -> BTreeSet<u64> {
+    let mut seen = BTreeSet::new();
+    for (id, _) in ids {
+        let r = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", id)).await;
+        seen.insert(r.body["shard"].as_u64().unwrap());
+    }
+    seen
+}
+
+/// Raising a category's shard count: readers query the new count at once,
+/// new listings keep the old count until the raise has reached every
+/// instance's cached category (`listingShardsFrom`), then spread over the
+/// new shards; every page stays exact throughout; the count never shrinks.
+#[tokio::test]
+async fn raising_the_shard_count_keeps_every_page_exact() {
+    let t = TestTable::with_demo_data().await;
+    let raise = |n: serde_json::Value| {
+        req("PATCH /categories/{categoryId}")
+            .path("categoryId", "pottery")
+            .by(As::Admin)
+            .json(json!({ "listingShards": n }))
+    };
+    let mut listed: Vec<(String, f64)> = Vec::new();
+    for i in 0..6 {
+        listed.push((create(&t, "pottery", 10.0 + i as f64, i).await, 10.0 + i as f64));
+    }
+    let raised = catalog(&t.deps, raise(json!(4))).await;
+    assert_eq!(raised.status, 200, "{:?}", raised.body);
+    assert_eq!(
+        (raised.body["listingShards"].as_u64(), raised.body["listingShardsBefore"].as_u64()),
+        (Some(4), Some(1))
+    );
+    // Before the raise settles: new listings stay in shard 0.
+    for i in 6..12 {
+        listed.push((create(&t, "pottery", 10.0 + i as f64, i).await, 10.0 + i as f64));
+    }
+    // Settled (the time moved: listingShardsFrom set in the past): new ones spread.
+    let key = keyschema::keys::category(&"pottery".parse().unwrap()).unwrap();
+    let past =
+        keyschema::Change::untimed(key).set("listingShardsFrom", keyschema::Value::s("2026-01-01T00:00:00.000Z"));
+    t.deps.store.update(&past).await.unwrap();
+    api::cache::forget(&t.deps.store, &keyschema::keys::category(&"pottery".parse().unwrap()).unwrap());
+    for i in 12..40 {
+        listed.push((create(&t, "pottery", 10.0 + (i % 7) as f64, i).await, 10.0 + (i % 7) as f64));
+    }
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    assert_eq!(shards_of(&t, &listed[..12]).await, BTreeSet::from([0]), "before the raise settled: the old count");
+    assert!(shards_of(&t, &listed[12..]).await.len() >= 3, "after: spread over the new shards");
+    // The demo's pottery listing is in the walk too.
+    let all = walk(&t, "pottery", &[], 7, 4).await;
+    let mut want: Vec<String> = listed.iter().map(|(id, _)| id.clone()).collect();
+    want.push(local_stack::demo::LISTING_IDS[0].to_owned());
+    want.sort_by(|a, b| b.cmp(a));
+    assert_eq!(all.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), want, "newest first over 4 shards");
+    let by_price = walk(&t, "pottery", &[("sort", "price")], 5, 4).await;
+    assert_eq!(by_price.len(), want.len());
+    assert!(by_price.windows(2).all(|w| w[0].1 <= w[1].1), "cheapest first");
+    // Never below the count; the same count changes nothing; others are refused.
+    assert_eq!(catalog(&t.deps, raise(json!(2))).await.status, 400);
+    assert_eq!(catalog(&t.deps, raise(json!(4))).await.status, 200);
+    assert_eq!(catalog(&t.deps, raise(json!(17))).await.status, 400);
+    let by_user = req("PATCH /categories/{categoryId}").path("categoryId", "pottery").by(As::User("alice"));
+    assert_eq!(catalog(&t.deps, by_user.json(json!({ "listingShards": 8 }))).await.status, 403);
+    let missing = req("PATCH /categories/{categoryId}").path("categoryId", "nothing-here").by(As::Admin);
+    assert_eq!(catalog(&t.deps, missing.json(json!({ "listingShards": 8 }))).await.status, 404);
+}

@@ -3,12 +3,13 @@
 //! writes are for admins. Each read is one DynamoDB request; each write is
 //! one transaction (a stock change then reads the product back).
 
+mod categories;
+
 use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{BrandId, CategoryId, ProductId};
-use domain::model::{Brand, Category, CategoryRating, Money, Product};
-use domain::shard::MAX_LISTING_SHARDS;
+use domain::model::{Brand, Category, Money, Product};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -23,8 +24,9 @@ api::routes! {
     "GET /brands" => list_brands,
     "POST /brands" => create_brand,
     "GET /categories" => list_categories,
-    "POST /categories" => create_category,
-    "GET /categories/{categoryId}" => get_category,
+    "POST /categories" => categories::create_category,
+    "GET /categories/{categoryId}" => categories::get_category,
+    "PATCH /categories/{categoryId}" => categories::raise_listing_shards,
     "POST /products" => create_product,
     "GET /products/{productId}" => get_product,
     "POST /products/{productId}/stock" => change_stock,
@@ -78,19 +80,8 @@ struct NewGrouping {
     id: Option<String>,
 }
 
-/// Body of `POST /categories`: a brand's, and how many shards its listings'
-/// browse and price keys are spread over (for a category expected to be
-/// hot: see docs/capacity.md).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct NewCategory {
-    name: Name,
-    id: Option<String>,
-    listing_shards: Option<u16>,
-}
-
 /// The requested slug id (validated) or a generated one.
-fn slug_id<T: std::str::FromStr<Err = domain::ids::IdError>>(
+pub(crate) fn slug_id<T: std::str::FromStr<Err = domain::ids::IdError>>(
     id: &Option<String>,
     generate: fn() -> T,
 ) -> Result<T, ApiError> {
@@ -112,28 +103,7 @@ async fn create_brand(app: &Deps, req: Request) -> Result<Response, ApiError> {
     put_new(app, &brand, || format!("brand `{}` already exists", brand.brand_id)).await
 }
 
-/// Creates a category (admin). `PutItem CATEGORIES / CATEGORY#<categoryId>` if absent.
-/// Its `listingShards` is set once: listings record their shard, and every
-/// function instance may remember the category for five minutes.
-async fn create_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    req.admin()?;
-    let body: NewCategory = req.json()?;
-    let listing_shards = body.listing_shards.unwrap_or(1);
-    if !(1..=MAX_LISTING_SHARDS).contains(&listing_shards) {
-        return Err(ApiError::bad_request(format!(
-            "invalid body: `listingShards`: must be from 1 to {MAX_LISTING_SHARDS}"
-        )));
-    }
-    let category = Category {
-        category_id: slug_id(&body.id, CategoryId::generate)?,
-        name: body.name.into_string(),
-        listing_shards,
-        created_at: rfc3339(now_ms()),
-    };
-    put_new(app, &category, || format!("category `{}` already exists", category.category_id)).await
-}
-
-async fn put_new<E: Entity + serde::Serialize>(
+pub(crate) async fn put_new<E: Entity + serde::Serialize>(
     app: &Deps,
     entity: &E,
     conflict: impl FnOnce() -> String,
@@ -147,33 +117,6 @@ async fn put_new<E: Entity + serde::Serialize>(
         Err(e) if e.is_conditional_check_failed() => Err(ApiError::conflict(conflict())),
         Err(e) => Err(e.into()),
     }
-}
-
-/// A category as `GET /categories/{categoryId}` answers it: with its rating.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RatedCategory {
-    #[serde(flatten)]
-    category: Category,
-    /// The average of the buyers' reviews of orders of its listings; `null`
-    /// before the first.
-    rating: Option<f64>,
-    review_count: u64,
-}
-
-/// A category with its rating (beyond the seeds: average rating per
-/// category). The category from memory (five minutes: it never changes) or
-/// `GetItem CATEGORIES / CATEGORY#<categoryId>`; its rating
-/// `GetItem CATEGORY#<categoryId> / #RATING`, an item of its own kept by the
-/// stream processor (not in the `CATEGORIES` partition every list reads).
-async fn get_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    let id: CategoryId = req.path("categoryId")?;
-    let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&id)?).await? else {
-        return Err(ApiError::not_found(format!("category `{id}` does not exist")));
-    };
-    let held = app.store.get::<CategoryRating>(&keys::category_rating(&id)?).await?;
-    let (rating, review_count) = held.map_or((None, 0), |r| (r.rating(), r.review_count));
-    Response::ok(&RatedCategory { category, rating, review_count })
 }
 
 /// Body of `POST /products`.

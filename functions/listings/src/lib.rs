@@ -57,7 +57,8 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&body.category_id)?).await? else {
         return Err(ApiError::bad_request(format!("category `{}` does not exist", body.category_id)));
     };
-    let now = rfc3339(now_ms());
+    let now_ms = now_ms();
+    let now = rfc3339(now_ms);
     let listing_id = ListingId::generate();
     let listing = Listing {
         listing_id,
@@ -65,7 +66,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         title: body.title.into_string(),
         price: body.price,
         category_id: body.category_id,
-        shard: listing_shard(&listing_id, category.listing_shards),
+        shard: listing_shard(&listing_id, category.shards_for_new_listing(now_ms)),
         description: body.description.map(Description::into_string),
         status: ListingStatus::Active,
         favorite_count: 0,

@@ -39,6 +39,11 @@ impl<K: PartialEq, V: Clone> Ttl<K, V> {
         entries.iter().find(|(k, at, _)| k == key && at.elapsed() < self.ttl).map(|(_, _, v)| v.clone())
     }
 
+    /// Forgets `key`.
+    pub fn remove(&self, key: &K) {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).retain(|(k, _, _)| k != key);
+    }
+
     /// Forgets everything.
     pub fn clear(&self) {
         self.entries.lock().unwrap_or_else(|p| p.into_inner()).clear();
@@ -77,6 +82,11 @@ pub async fn found<T: serde::de::DeserializeOwned>(store: &Store, key: &Key) -> 
     };
     let decode = |e: serde_json::Error| StoreError::Decode(serde::de::Error::custom(e));
     serde_json::from_value(item).map(Some).map_err(decode)
+}
+
+/// Forgets the item at `key` (this instance changed it).
+pub fn forget(store: &Store, key: &Key) {
+    FOUND.remove(&(store.table().to_owned(), key.clone()));
 }
 
 /// Whether the item at `key` exists (see [`found`]).

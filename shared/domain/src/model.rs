@@ -30,11 +30,31 @@ pub struct Category {
     pub name: String,
     /// How many shards its listings' browse and price keys are spread over
     /// (1 to [`crate::shard::MAX_LISTING_SHARDS`]; 1 for categories created
-    /// before there were shards).
+    /// before there were shards): readers query them all.
     #[serde(default = "crate::shard::one")]
     pub listing_shards: u16,
+    /// After a raise of `listing_shards`: the count new listings keep using
+    /// until `listing_shards_from`, when every function instance's cached
+    /// copy of the category knows the new count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_shards_before: Option<u16>,
+    /// See `listing_shards_before` (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_shards_from: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
+}
+
+impl Category {
+    /// The shard count a listing created at `now_ms` spreads over: the
+    /// previous count until a raise has reached every reader.
+    pub fn shards_for_new_listing(&self, now_ms: u64) -> u16 {
+        let from = self.listing_shards_from.as_deref().and_then(crate::time::parse_rfc3339);
+        match (self.listing_shards_before, from) {
+            (Some(before), Some(from)) if now_ms < from => before,
+            _ => self.listing_shards,
+        }
+    }
 }
 
 /// A catalog product with its stock level.
@@ -445,4 +465,31 @@ pub struct Checkpoint {
     pub after: Option<String>,
     /// RFC 3339 time of the last page.
     pub updated_at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_listings_use_the_previous_shard_count_until_a_raise_settles() {
+        let from = "2026-11-24T00:00:00.000Z";
+        let at = crate::time::parse_rfc3339(from).unwrap();
+        let mut c = Category {
+            category_id: "c".parse().unwrap(),
+            name: "C".into(),
+            listing_shards: 8,
+            listing_shards_before: Some(2),
+            listing_shards_from: Some(from.into()),
+            created_at: from.into(),
+        };
+        assert_eq!(c.shards_for_new_listing(at - 1), 2);
+        assert_eq!(c.shards_for_new_listing(at), 8);
+        c.listing_shards_from = Some("not a time".into());
+        assert_eq!(c.shards_for_new_listing(at - 1), 8, "an unreadable time: the count");
+        c.listing_shards_before = None;
+        assert_eq!(c.shards_for_new_listing(0), 8);
+        let old: Category = serde_json::from_str(r#"{"categoryId":"c","name":"C","createdAt":"t"}"#).unwrap();
+        assert_eq!(old.shards_for_new_listing(0), 1, "categories from before the shards");
+    }
 }

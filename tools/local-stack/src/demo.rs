@@ -59,7 +59,14 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         count += 1;
     }
     for (id, name, listing_shards) in categories {
-        let category = Category { category_id: parse(id)?, name: name.into(), listing_shards, created_at: now.clone() };
+        let category = Category {
+            category_id: parse(id)?,
+            name: name.into(),
+            listing_shards,
+            listing_shards_before: None,
+            listing_shards_from: None,
+            created_at: now.clone(),
+        };
         put(store, &category).await?;
         count += 1;
     }

@@ -212,7 +212,14 @@ pub fn any_record() -> impl Strategy<Value = Record> {
         }),
         slug().prop_map(|c| {
             let c: CategoryId = c.parse().unwrap();
-            let r = Category { category_id: c.clone(), name: "N".into(), listing_shards: 1, created_at: T.into() };
+            let r = Category {
+                category_id: c.clone(),
+                name: "N".into(),
+                listing_shards: 1,
+                listing_shards_before: None,
+                listing_shards_from: None,
+                created_at: T.into(),
+            };
             same(r, vec![c.to_string()])
         }),
         (ulid(), slug(), slug(), money()).prop_map(|(p, b, c, price)| {
