@@ -154,6 +154,16 @@ async fn category_ratings_are_exact_under_replays_reorders_overlaps_and_moderati
     let report = reconcile::run(&t.deps.store, unpaced).await;
     assert_eq!(report.kinds["aggregate: category ratings"].repaired, 1, "{report:?}");
     assert_ratings(&t, &written).await;
+
+    // A review's category taken away outside the API: reconcile uncounts it there.
+    let moved = written.iter_mut().find(|r| r.category_id.is_some()).unwrap();
+    let key = keyschema::keys::review(&moved.reviewed_user_id, &moved.review_id).unwrap();
+    t.deps.store.update(&keyschema::Change::untimed(key).remove("categoryId")).await.unwrap();
+    moved.category_id = None;
+    assert!(!differences(&t.deps.store).await.is_empty());
+    let report = reconcile::run(&t.deps.store, unpaced).await;
+    assert!(report.complete, "{report:?}");
+    assert_ratings(&t, &written).await;
 }
 
 #[tokio::test]

@@ -208,6 +208,12 @@ async fn raising_the_shard_count_keeps_every_page_exact() {
     for i in 0..6 {
         listed.push((create(&t, "pottery", 10.0 + i as f64, i).await, 10.0 + i as f64));
     }
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    // A walk begun before the raise (its cursor read one shard).
+    let first =
+        listings(&t.deps, req("GET /categories/{categoryId}/listings").path("categoryId", "pottery").query("limit", 2))
+            .await;
+    let (begun, cursor) = (first.item_field("listingId"), first.next_cursor().unwrap());
     let raised = catalog(&t.deps, raise(json!(4))).await;
     assert_eq!(raised.status, 200, "{:?}", raised.body);
     assert_eq!(
@@ -236,6 +242,25 @@ async fn raising_the_shard_count_keeps_every_page_exact() {
     want.push(local_stack::demo::LISTING_IDS[0].to_owned());
     want.sort_by(|a, b| b.cmp(a));
     assert_eq!(all.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), want, "newest first over 4 shards");
+    // The walk begun before the raise goes on over the 4 shards this
+    // instance now knows: everything older than its first page, once.
+    let mut rest = Vec::new();
+    let mut next = Some(cursor);
+    while let Some(c) = next {
+        let page = listings(
+            &t.deps,
+            req("GET /categories/{categoryId}/listings")
+                .path("categoryId", "pottery")
+                .query("limit", 2)
+                .query("cursor", &c),
+        )
+        .await;
+        assert_eq!(page.status, 200, "{:?}", page.body);
+        rest.extend(page.item_field("listingId"));
+        next = page.next_cursor();
+    }
+    let older: Vec<String> = want.iter().filter(|id| **id < begun[1]).cloned().collect();
+    assert_eq!(rest, older);
     let by_price = walk(&t, "pottery", &[("sort", "price")], 5, 4).await;
     assert_eq!(by_price.len(), want.len());
     assert!(by_price.windows(2).all(|w| w[0].1 <= w[1].1), "cheapest first");

@@ -64,11 +64,13 @@ struct ShardsChange {
 }
 
 /// Raises a category's `listingShards` (admin; it never shrinks: listings
-/// keep the shard they recorded). Readers query the new count at once (the
-/// new shards are empty at first); new listings keep the previous count
-/// until every instance's cached copy of the category knows the new one
-/// (`listingShardsFrom`), so no reader ever misses a listing. One
-/// conditional `UpdateItem` on the count read.
+/// keep the shard they recorded). Readers query the new count once their
+/// instance's cached copy of the category refreshes (at most five minutes;
+/// the new shards are empty until then), and a walk goes on over the larger
+/// of its cursor's count and its instance's; new listings keep the previous
+/// count until every cached copy knows the new one (`listingShardsFrom`),
+/// so no reader ever misses a listing. One conditional `UpdateItem` on the
+/// count read.
 pub(crate) async fn raise_listing_shards(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let id: CategoryId = req.path("categoryId")?;
@@ -125,7 +127,8 @@ struct RatedCategory {
 }
 
 /// A category with its rating (beyond the seeds: average rating per
-/// category). The category from memory (five minutes: it never changes) or
+/// category). The category from memory (five minutes: only its shard count
+/// changes, and readers of it allow for that) or
 /// `GetItem CATEGORIES / CATEGORY#<categoryId>`; its rating
 /// `GetItem CATEGORY#<categoryId> / #RATING`, an item of its own kept by the
 /// stream processor (not in the `CATEGORIES` partition every list reads).

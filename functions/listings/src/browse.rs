@@ -2,10 +2,11 @@
 //! keys: `browse` (GSI2, `CATEGORY#<categoryId>#<shard>`, newest first) and
 //! `by_price` (GSI3, `PRICE#<categoryId>#<shard>`, cheapest first). A
 //! category has `listingShards` shards (1 unless it was created for heavy
-//! traffic; read through `api::cache`); each listing records its shard. A
-//! page is at most two rounds of queries over the shards, planned by
-//! [`fanout::page_planner`] and exact whatever the shards hold; the signed
-//! cursor carries the last key returned, the exhausted shards and a hint.
+//! traffic, raised later; read through `api::cache`); each listing records
+//! its shard. A page is at most two rounds of queries over the shards,
+//! planned by [`fanout::page_planner`] and exact whatever the shards hold;
+//! the signed cursor carries the last key returned, the shard count read,
+//! the exhausted shards and a hint.
 
 use std::marker::PhantomData;
 
@@ -140,6 +141,11 @@ struct Cursor {
     /// What the page learned, for the next one's first round.
     #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
     hint: Option<String>,
+    /// The shard count the walk read: a later page reads at least as many,
+    /// whatever its instance's cached copy of the category says (a raise
+    /// reaches instances at different times).
+    #[serde(rename = "n")]
+    shards: u16,
 }
 
 /// One page of a walk of `category`'s shards between `low` and `high`.
@@ -150,25 +156,30 @@ async fn walk<V: View>(
     (low, high): (V::Key, V::Key),
     scope: &str,
 ) -> Result<Response, ApiError> {
-    let shards = match api::cache::found::<Category>(&app.store, &keys::category(category)?).await? {
+    let cached = match api::cache::found::<Category>(&app.store, &keys::category(category)?).await? {
         Some(c) => c.listing_shards.clamp(1, domain::shard::MAX_LISTING_SHARDS),
         // No such category: no listings, and nothing to query.
         None => return Response::ok(&ListBody::<Listing> { items: Vec::new(), next_cursor: None }),
     };
-    let partitions = usize::from(shards);
-    let scope = format!("{scope}|{shards}");
-    let at = match &page.cursor {
-        None => None,
+    let (shards, at) = match &page.cursor {
+        None => (cached, None),
         Some(c) => {
-            let cursor: Cursor = app.cursors.open(&scope, c)?;
+            let cursor: Cursor = app.cursors.open(scope, c)?;
             let invalid = || ApiError::bad_request("invalid cursor");
-            let done = bitmap::decode(&cursor.done, partitions).ok_or_else(invalid)?;
+            if !(1..=domain::shard::MAX_LISTING_SHARDS).contains(&cursor.shards) {
+                return Err(invalid());
+            }
+            let mut done = bitmap::decode(&cursor.done, usize::from(cursor.shards)).ok_or_else(invalid)?;
+            // Shards this instance knows of and the walk did not: not done.
+            let shards = cursor.shards.max(cached);
+            done.resize(usize::from(shards), false);
             let before = V::decode(&cursor.before).ok_or_else(invalid)?;
             let live = done.iter().filter(|d| !**d).count();
             let hint = cursor.hint.as_deref().and_then(|h| Hint::decode(h, live));
-            Some(Position { before, done, hint })
+            (shards, Some(Position { before, done, hint }))
         }
     };
+    let partitions = usize::from(shards);
     let live = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
     let asker = Shards::<V> { app, category, live, view: PhantomData };
     let (items, next) = fanout::page_reading_at_least(
@@ -186,10 +197,14 @@ async fn walk<V: View>(
             before: V::encode(p.before),
             done: bitmap::encode(&p.done),
             hint: p.hint.as_ref().map(Hint::encode),
+            shards,
         };
-        app.cursors.seal(&scope, &cursor)
+        app.cursors.seal(scope, &cursor)
     });
-    let items: Vec<Listing> = items.into_iter().map(View::listing).collect();
+    // A price the stream processor moved between the two rounds could show
+    // a listing twice: once is enough.
+    let mut seen = std::collections::HashSet::new();
+    let items: Vec<Listing> = items.into_iter().map(View::listing).filter(|l| seen.insert(l.listing_id)).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
 

@@ -11,8 +11,9 @@
 //!    the marker made to say what its base item says, with its aggregate's
 //!    change, in one transaction conditioned on the marker as read).
 //! 2. **Aggregates**: every aggregate (a user's ratings, a listing's
-//!    favorites) is compared with the sum of its markers and set to it if it
-//!    has not moved since it was read ([`stream_processor::settle::check_aggregate`]).
+//!    favorites, a category's rating) is compared with the sum of its
+//!    markers (read page by page) and set to it if it has not moved since
+//!    it was read ([`stream_processor::settle::check_aggregate`]).
 //!
 //! The markers decide who counted what: a review written while the job runs
 //! is counted by whichever of the stream processor and the job moves its

@@ -8,7 +8,7 @@
 use api::validate::Text;
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{CategoryId, OrderId, ReviewId, UserId};
-use domain::model::{Listing, Order, OrderStatus, Party, Review};
+use domain::model::{Order, OrderStatus, Party, Review};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -57,7 +57,14 @@ async fn category_of(app: &Deps, order: &Order) -> Result<Option<CategoryId>, Ap
         return Ok(order.category_id.clone());
     }
     let Some(listing) = order.listing_id else { return Ok(None) };
-    Ok(app.store.get::<Listing>(&keys::listing(&listing)?).await?.map(|l| l.category_id))
+    // Only the category is read from it (a listing that no longer decodes
+    // as a whole does not stop the review).
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Of {
+        category_id: CategoryId,
+    }
+    Ok(app.store.get::<Of>(&keys::listing(&listing)?).await?.map(|l| l.category_id))
 }
 
 /// Writes a review of the other party of a delivered listing order. One

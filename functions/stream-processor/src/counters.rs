@@ -50,7 +50,7 @@ pub(crate) const AGGREGATE: &str = "aggregate";
 pub struct Aggregate {
     /// What it is, for reports (`user ratings`, `listing favorites`).
     pub name: &'static str,
-    /// The item holding it (a user, a listing).
+    /// The item holding it (a user, a listing, a category's rating item).
     pub key: Key,
     /// The attribute summing the weights, if any (`ratingSum`).
     pub sum: Option<&'static str>,

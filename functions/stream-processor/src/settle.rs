@@ -72,16 +72,23 @@ pub async fn settle(
                     let Ok(changes) = crate::counted::instances(&entity, image, String::new(), true) else {
                         continue;
                     };
-                    // The base item's count into this aggregate (a review counts into two).
-                    let Some(change) = changes.into_iter().find(|c| c.marker == instance.marker) else {
-                        continue;
-                    };
-                    let counted = Marker {
-                        state: domain::model::MarkerState::Counted,
-                        weight: change.weight,
-                        version: change.version,
-                    };
-                    (counted, change.marker_item)
+                    // The base item's count into this aggregate (a review counts into two);
+                    // none when it no longer counts here (its category changed outside
+                    // the API): its marker is uncounted.
+                    match changes.into_iter().find(|c| c.marker == instance.marker) {
+                        Some(change) => {
+                            let counted = Marker {
+                                state: domain::model::MarkerState::Counted,
+                                weight: change.weight,
+                                version: change.version,
+                            };
+                            (counted, change.marker_item)
+                        }
+                        None => match stored {
+                            Some(m) => (Marker { state: domain::model::MarkerState::Removed, ..m }, Item::new()),
+                            None => continue,
+                        },
+                    }
                 }
                 None => match stored {
                     Some(m) => (Marker { state: domain::model::MarkerState::Removed, ..m }, Item::new()),
@@ -168,11 +175,18 @@ pub async fn check_aggregate(store: &Store, aggregate: &Aggregate, dry_run: bool
         (aggregate.sum.map(|a| number(&item, a)).transpose()?.flatten(), number(&item, aggregate.count)?);
     let version = number(&item, COUNT_VERSION)?;
     let mut markers = (0i64, 0i64);
+    // Page by page: a category's markers are every review it ever had.
     for query in &aggregate.markers {
-        for m in store.query_all_consistent(query).await? {
-            if entity_type(&m).is_some() {
-                let (s, c) = marker_of(&m)?.counted();
+        let mut start = None;
+        loop {
+            let (items, next) = store.query_page_consistent(query, start).await?;
+            for m in items.iter().filter(|m| entity_type(m).is_some()) {
+                let (s, c) = marker_of(m)?.counted();
                 markers = (markers.0 + s, markers.1 + c);
+            }
+            match next {
+                Some(key) => start = Some(key),
+                None => break,
             }
         }
     }

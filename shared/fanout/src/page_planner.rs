@@ -6,7 +6,8 @@
 //! the handler, partitions in memory in the tests).
 //!
 //! **Round 1** asks each live partition for its newest few items (see
-//! [`crate::hint`]; together a little more than `limit`). A partition that
+//! [`crate::hint`]; together a little more than `limit`, or at least a
+//! floor per partition, see [`page_reading_at_least`]). A partition that
 //! answers with no more to give is exhausted. If the round read more than
 //! `limit` items, the `limit`-th newest of them, `L`, bounds the page from
 //! below: `limit` items at least as new as `L` exist, so no item older

@@ -49,8 +49,9 @@ pub fn products_by_brand_and_category(brand: &BrandId, category: &CategoryId) ->
     query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand)), ("categoryId", v(category))])
 }
 
-/// Catalog AP8: a category's products (the same partition also holds
-/// active listings; the `BRAND#` prefix selects products only).
+/// Catalog AP8: a category's products (its listings are in partitions of
+/// their own, `CATEGORY#<categoryId>#<shard>`; the `BRAND#` prefix selects
+/// products only).
 /// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
 pub fn products_by_category(category: &CategoryId) -> Result<KeyQuery, SchemaError> {
     query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category))])

@@ -228,13 +228,25 @@ impl Store {
         let mut out = Vec::new();
         let mut start = None;
         loop {
-            let page = self.query_request(query, None, start, true).send().await?;
-            out.extend(page.items.unwrap_or_default());
-            match page.last_evaluated_key {
+            let (items, next) = self.query_page_consistent(query, start).await?;
+            out.extend(items);
+            match next {
                 Some(key) => start = Some(key),
                 None => return Ok(out),
             }
         }
+    }
+
+    /// One page (up to 1 MB) of a query on the table, strongly consistent,
+    /// from `start`, and where the next begins: for walking a partition
+    /// too large to hold at once (a category's rating markers).
+    pub async fn query_page_consistent(
+        &self,
+        query: &KeyQuery,
+        start: Option<Item>,
+    ) -> Result<(Vec<Item>, Option<Item>), StoreError> {
+        let page = self.query_request(query, None, start, true).send().await?;
+        Ok((page.items.unwrap_or_default(), page.last_evaluated_key))
     }
 
     fn query_request(
