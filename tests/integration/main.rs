@@ -15,6 +15,7 @@ mod idempotency;
 mod listings;
 mod local_stack_http;
 mod messages;
+mod near;
 mod orders;
 mod price;
 mod reconcile;

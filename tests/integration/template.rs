@@ -89,6 +89,7 @@ fn public_routes_are_exactly_the_public_reads() {
         "GET /brands/{brandId}/products",
         "GET /categories/{categoryId}/products",
         "GET /listings/{listingId}",
+        "GET /listings/near",
         "GET /categories/{categoryId}/listings",
         "GET /users/{userId}",
         "GET /sellers/{sellerId}/listings/active",
@@ -146,7 +147,7 @@ fn request_paths_never_scan() {
     let expected: Vec<(&str, BTreeSet<&str>)> = vec![
         ("CatalogFunction", ["GSI1", "GSI2"].into()),
         ("UsersFunction", ["GSI1"].into()),
-        ("ListingsFunction", ["GSI1", "GSI2", "GSI3"].into()),
+        ("ListingsFunction", ["GSI1", "GSI2", "GSI3", "GSI4"].into()),
         ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
         ("ReviewsFunction", ["GSI1"].into()),
         ("StreamProcessorFunction", [].into()),

@@ -6,9 +6,11 @@
 //! it out of active (see the listing's declaration).
 
 mod browse;
+mod near;
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
+use domain::geo::{self, Location};
 use domain::ids::{CategoryId, ListingId, UserId};
 use domain::model::{Category, Listing, ListingStatus, Money, User, UserRole};
 use domain::shard::listing_shard;
@@ -29,6 +31,7 @@ api::routes! {
     "GET /sellers/{sellerId}/listings" => seller_listings,
     "GET /sellers/{sellerId}/listings/active" => storefront,
     "GET /categories/{categoryId}/listings" => browse::category_listings,
+    "GET /listings/near" => near::listings_near,
 }
 
 /// Body of `POST /listings`.
@@ -39,6 +42,7 @@ struct NewListing {
     price: Money,
     category_id: CategoryId,
     description: Option<Description>,
+    location: Option<Location>,
 }
 
 /// Lists an item for sale; the seller is the caller. Its category is read
@@ -57,6 +61,13 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&body.category_id)?).await? else {
         return Err(ApiError::bad_request(format!("category `{}` does not exist", body.category_id)));
     };
+    let location = match body.location {
+        None => None,
+        Some(l) => Some(Location::new(l.lat, l.lon).ok_or_else(|| {
+            ApiError::bad_request("invalid body: `location`: `lat` must be from -90 to 90, `lon` from -180 to 180")
+        })?),
+    };
+    let geohash = location.map(|l| l.geohash(geo::HASH_LEN));
     let now_ms = now_ms();
     let now = rfc3339(now_ms);
     let listing_id = ListingId::generate();
@@ -68,6 +79,9 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         category_id: body.category_id,
         shard: listing_shard(&listing_id, category.shards_for_new_listing(now_ms)),
         description: body.description.map(Description::into_string),
+        location,
+        geocell: geohash.as_ref().map(|h| h.chars().take(geo::CELL_LEN).collect()),
+        geohash,
         status: ListingStatus::Active,
         favorite_count: 0,
         created_at: now.clone(),

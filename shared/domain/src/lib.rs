@@ -6,6 +6,7 @@
 //! bounds). Pure code, no AWS calls; the key design over these records is
 //! `keyschema`.
 
+pub mod geo;
 pub mod ids;
 pub mod model;
 pub mod shard;

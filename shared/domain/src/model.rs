@@ -149,6 +149,16 @@ pub struct Listing {
     /// Optional long text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Where it is, if the seller said ("listings near me").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<crate::geo::Location>,
+    /// The location's geohash ([`crate::geo::HASH_LEN`] characters): the
+    /// `near` index's sort key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geohash: Option<String>,
+    /// Its first [`crate::geo::CELL_LEN`] characters: the `near` index's partition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geocell: Option<String>,
     /// active, sold or removed.
     pub status: ListingStatus,
     /// How many users have it as a favorite (kept by the stream processor).

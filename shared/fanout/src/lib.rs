@@ -7,6 +7,7 @@
 pub mod bitmap;
 pub mod hint;
 pub mod key;
+pub mod nearest;
 pub mod page_planner;
 
 pub use key::{Cheapest, PageKey};

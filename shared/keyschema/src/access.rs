@@ -124,6 +124,23 @@ pub fn listings_by_price(
         .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "by_price", source })
 }
 
+/// Beyond the seeds: the active listings of one geohash cell (a prefix of
+/// at least [`domain::geo::CELL_LEN`] characters) in geohash order, after a
+/// sort key if given; the reader searches the cells nearest first
+/// (`fanout::nearest`).
+/// `GSI4: gsi4pk = GEO#<geocell> AND begins_with(gsi4sk, <geohash prefix>)` or
+/// `gsi4sk BETWEEN <after>! AND <geohash prefix>~`.
+pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<KeyQuery, SchemaError> {
+    let cell: String = prefix.chars().take(domain::geo::CELL_LEN).collect();
+    let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geocell", v(cell))])?;
+    q.sk = match after {
+        None => SortKey::BeginsWith(prefix.to_owned()),
+        // `!` sorts below every character of a key part, `~` above.
+        Some(after) => SortKey::Between(format!("{after}!"), format!("{prefix}~")),
+    };
+    Ok(q)
+}
+
 /// Beyond the seeds: a user's favorite listings, newest first.
 /// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
 pub fn favorites_of(user: &UserId) -> Result<KeyQuery, SchemaError> {

@@ -81,14 +81,23 @@ pub mod listing {
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
+    /// GSI4: active listings with a location, by geohash: the partition is
+    /// a cell of about 156 km, the sort key the full hash, so a prefix of
+    /// it is a smaller cell ("listings near me").
+    pub const NEAR: IndexDecl = IndexDecl {
+        name: "near",
+        key: key(Index::Gsi4, "GEO#<geocell>", "<geohash>#<listingId>"),
+        only_when: Some(("status", "active")),
+        kept: super::BROWSE,
+    };
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::Listing,
         key: key(Index::Table, "LISTING#<listingId>", "#METADATA"),
-        indexes: &[BY_SELLER, BROWSE, BY_PRICE],
+        indexes: &[BY_SELLER, BROWSE, BY_PRICE, NEAR],
         // Listings written before the browse keys were sharded are in shard 0.
         defaults: &[("shard", "0")],
-        note: "browse and by_price only while active; shard = listing id mod the category's listingShards, recorded at creation (older listings: 0)",
+        note: "browse, by_price and near only while active (near: with a location); shard = listing id mod the category's listingShards, recorded at creation (older listings: 0)",
     };
 }
 

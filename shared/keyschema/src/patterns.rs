@@ -65,6 +65,8 @@ pub mod samples {
         ("0000000000000000000000000R", "<orderId>"),
         ("0000001200", "<minCents>"),
         ("0000003400", "<maxCents>"),
+        ("GEO#u4p", "GEO#<geocell>"),
+        ("u4pru", "<geohash prefix>"),
         ("STATUS#pending#7", "STATUS#<status>#<shard>"),
         ("LISTING#active#", "LISTING#<status>#"),
     ];
@@ -276,6 +278,14 @@ pub const PATTERNS: &[Pattern] = &[
             )?))
         },
         "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
+    ),
+    p(
+        "beyond AP4",
+        "active listings near a point, nearest first",
+        "Query x cells",
+        EntityType::Listing,
+        || Ok(Query(listings_near("u4pru", None)?)),
+        "GET /listings/near?lat=&lon=&radiusKm=",
     ),
     p(
         "marketplace AP7, e-commerce AP1",

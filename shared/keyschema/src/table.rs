@@ -25,13 +25,15 @@ pub enum Index {
     Gsi2,
     /// `GSI3` (`gsi3pk`, `gsi3sk`).
     Gsi3,
+    /// `GSI4` (`gsi4pk`, `gsi4sk`).
+    Gsi4,
 }
 
 impl Index {
     /// The table followed by every GSI.
-    pub const ALL: [Index; 4] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3];
+    pub const ALL: [Index; 5] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4];
     /// The global secondary indexes.
-    pub const GSIS: [Index; 3] = [Index::Gsi1, Index::Gsi2, Index::Gsi3];
+    pub const GSIS: [Index; 4] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4];
 
     /// The index name for a `Query`; `None` for the base table.
     pub const fn name(self) -> Option<&'static str> {
@@ -40,6 +42,7 @@ impl Index {
             Index::Gsi1 => Some("GSI1"),
             Index::Gsi2 => Some("GSI2"),
             Index::Gsi3 => Some("GSI3"),
+            Index::Gsi4 => Some("GSI4"),
         }
     }
 
@@ -50,6 +53,7 @@ impl Index {
             Index::Gsi1 => "gsi1pk",
             Index::Gsi2 => "gsi2pk",
             Index::Gsi3 => "gsi3pk",
+            Index::Gsi4 => "gsi4pk",
         }
     }
 
@@ -60,6 +64,7 @@ impl Index {
             Index::Gsi1 => "gsi1sk",
             Index::Gsi2 => "gsi2sk",
             Index::Gsi3 => "gsi3sk",
+            Index::Gsi4 => "gsi4sk",
         }
     }
 

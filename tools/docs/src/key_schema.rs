@@ -85,18 +85,22 @@ fn cell(decl: &EntityDecl, index: Index) -> String {
 pub fn entity_table() -> String {
     let mut out = String::new();
     let w = &mut out;
-    let _ = writeln!(w, "| entity | pk / sk | gsi1pk / gsi1sk | gsi2pk / gsi2sk | gsi3pk / gsi3sk | note |");
-    let _ = writeln!(w, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        w,
+        "| entity | pk / sk | gsi1pk / gsi1sk | gsi2pk / gsi2sk | gsi3pk / gsi3sk | gsi4pk / gsi4sk | note |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|");
     for d in ALL {
         let _ = writeln!(
             w,
-            "| {} | `{}` / `{}` | {} | {} | {} | {} |",
+            "| {} | `{}` / `{}` | {} | {} | {} | {} | {} |",
             d.entity.as_str(),
             d.key.pk,
             d.key.sk,
             cell(d, Index::Gsi1),
             cell(d, Index::Gsi2),
             cell(d, Index::Gsi3),
+            cell(d, Index::Gsi4),
             d.note
         );
     }

@@ -108,6 +108,12 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     ];
     for (id, title, category, cents, status) in listings {
         let listing_id = parse::<ListingId>(id)?;
+        // The mug in Paris and the book in London: `GET /listings/near`.
+        let location = match id {
+            _ if id == LISTING_IDS[0] => domain::geo::Location::new(48.8566, 2.3522),
+            _ if id == LISTING_IDS[1] => domain::geo::Location::new(51.5074, -0.1278),
+            _ => None,
+        };
         let shards = categories.iter().find(|c| c.0 == category).map_or(1, |c| c.2);
         let listing = Listing {
             listing_id,
@@ -117,6 +123,9 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             category_id: parse(category)?,
             shard: domain::shard::listing_shard(&listing_id, shards),
             description: None,
+            location,
+            geohash: location.map(|l| l.geohash(domain::geo::HASH_LEN)),
+            geocell: location.map(|l| l.geohash(domain::geo::CELL_LEN)),
             status,
             favorite_count: 0,
             created_at: now.clone(),
@@ -169,6 +178,9 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         category_id: parse("pottery")?,
         shard: 0,
         description: None,
+        location: None,
+        geohash: None,
+        geocell: None,
         status: ListingStatus::Sold,
         favorite_count: 0,
         created_at: now.to_owned(),

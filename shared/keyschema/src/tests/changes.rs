@@ -225,7 +225,11 @@ fn incomplete_changes_are_refused() {
     let mut known = known;
     known.insert("sellerId".into(), Value::s("s"));
     let moved = decl.with_key_moves(change, &known).unwrap();
-    assert_eq!(moved.remove, ["gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk"], "leaving active drops the browse keys");
+    assert_eq!(
+        moved.remove,
+        ["gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk", "gsi4pk", "gsi4sk"],
+        "leaving active drops the browse and near keys"
+    );
     assert!(moved.set.iter().any(|(a, v)| *a == "gsi1sk" && v.text() == "LISTING#sold#L"));
     let rekey = Change::of(crate::key::Key::new("LISTING#L", "#METADATA"), NOW).set("listingId", Value::s("M"));
     assert!(matches!(decl.with_key_moves(rekey, &known), Err(SchemaError::PrimaryKeyChange { .. })));

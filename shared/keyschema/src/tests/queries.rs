@@ -47,6 +47,7 @@ fn queries() -> Vec<(&'static str, KeyQuery, EntityType)> {
         ("e-commerce AP4", q(order_items(&o)), EntityType::OrderItem),
         ("beyond AP3", q(order_messages(&o)), EntityType::OrderMessage),
         ("beyond AP1", q(favorites_of(&u)), EntityType::Favorite),
+        ("beyond AP4", q(listings_near("u4pr", None)), EntityType::Listing),
         ("e-commerce AP8", q(orders_by_status_shard(OrderStatus::Pending, 3, Some((o, o)))), EntityType::Order),
     ]
 }

@@ -66,24 +66,32 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             same(r, vec![u.to_string(), e.to_string()])
         }),
         (email(), user()).prop_map(|(e, u)| { same(EmailGuard { email: e.clone(), user_id: u }, vec![e.to_string()]) }),
-        (ulid(), user(), listing_status(), slug(), money(), 0u16..16).prop_map(|(l, s, st, c, p, n)| {
-            let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
-            let r = Listing {
-                listing_id: l,
-                seller_id: s.clone(),
-                title: "T".into(),
-                price: p,
-                category_id: c.clone(),
-                shard: n,
-                description: None,
-                status: st,
-                favorite_count: 0,
-                created_at: T.into(),
-                updated_at: T.into(),
-            };
-            let ids = vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{:010}", p.cents())];
-            same(r, [ids, vec![n.to_string()]].concat())
-        }),
+        (ulid(), user(), listing_status(), slug(), money(), 0u16..16, (-90.0f64..=90.0, -180.0f64..=180.0)).prop_map(
+            |(l, s, st, c, p, n, (lat, lon))| {
+                let at = domain::geo::Location::new(lat, lon).unwrap();
+                let hash = at.geohash(domain::geo::HASH_LEN);
+                let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
+                let r = Listing {
+                    listing_id: l,
+                    seller_id: s.clone(),
+                    title: "T".into(),
+                    price: p,
+                    category_id: c.clone(),
+                    shard: n,
+                    description: None,
+                    location: Some(at),
+                    geohash: Some(hash.clone()),
+                    geocell: Some(hash[..3].to_owned()),
+                    status: st,
+                    favorite_count: 0,
+                    created_at: T.into(),
+                    updated_at: T.into(),
+                };
+                let ids =
+                    vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{:010}", p.cents())];
+                same(r, [ids, vec![n.to_string(), hash.clone(), hash[..3].to_owned()]].concat())
+            }
+        ),
         (ulid(), user(), proptest::option::of(user()), order_status(), 1u16..=64, proptest::option::of(ulid()))
             .prop_map(|(o, b, s, st, n, r)| {
                 let o = OrderId::from_ulid(o);

@@ -1,0 +1,113 @@
+//! Beyond the seeds, "listings near me": `GET /listings/near?lat=&lon=&radiusKm=`,
+//! the active listings with a location within the radius, nearest first,
+//! each with its `distanceKm`. The `near` index (GSI4) holds them by
+//! geohash: a partition per 3-character cell, the full hash in the sort
+//! key; a page searches the cells nearest first ([`fanout::nearest`]),
+//! querying the cells of one round together; the signed cursor carries the
+//! last distance and id returned.
+
+use api::{ApiError, Deps, ListBody, Request, Response};
+use domain::geo::Location;
+use domain::model::Listing;
+use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::access;
+use serde::{Deserialize, Serialize};
+use ulid::Ulid;
+
+/// The widest radius, in km.
+pub const MAX_RADIUS_KM: f64 = 50.0;
+/// Cell queries in flight at once.
+const QUERIES_AT_ONCE: usize = 16;
+
+/// A listing of the index.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Located(Listing);
+
+impl Placed for Located {
+    fn location(&self) -> Option<Location> {
+        self.0.location
+    }
+    fn id(&self) -> Ulid {
+        self.0.listing_id.ulid()
+    }
+    fn sort_key(&self) -> String {
+        format!("{}#{}", self.0.geohash.as_deref().unwrap_or_default(), self.0.listing_id)
+    }
+}
+
+/// Answers cell queries from the `near` index, in the handler's task.
+struct Cells<'a>(&'a Deps);
+
+impl CellAsker<Located> for Cells<'_> {
+    type Error = ApiError;
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Located>)>, ApiError> {
+        stream::iter(asks)
+            .map(|ask| async move {
+                let query = access::listings_near(&ask.prefix, ask.after.as_deref())?;
+                let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
+                let page = self.0.store.query_exact::<Located>(&query, limit, None).await?;
+                Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
+            })
+            .buffer_unordered(QUERIES_AT_ONCE)
+            .try_collect()
+            .await
+    }
+}
+
+/// A listing with its distance.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Near {
+    #[serde(flatten)]
+    listing: Listing,
+    /// Kilometres from the point (haversine), to the metre.
+    distance_km: f64,
+}
+
+/// Where the next page starts: the last distance (its exact bits) and id.
+#[derive(Serialize, Deserialize)]
+struct Cursor {
+    #[serde(rename = "k")]
+    km_bits: u64,
+    #[serde(rename = "i")]
+    id: domain::ids::ListingId,
+}
+
+fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, ApiError> {
+    let bad = || ApiError::bad_request(format!("{name}: must be a number from {} to {}", range.start(), range.end()));
+    let raw = req.query::<String>(name)?.ok_or_else(|| ApiError::bad_request(format!("{name}: required")))?;
+    let value: f64 = raw.trim().parse().map_err(|_| bad())?;
+    (value.is_finite() && range.contains(&value)).then_some(value).ok_or_else(bad)
+}
+
+/// `GET /listings/near?lat=&lon=&radiusKm=[&limit=][&cursor=]` (public).
+/// `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash prefix>)`
+/// per cell searched.
+pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let page = req.page(&["lat", "lon", "radiusKm"])?;
+    let lat = number(&req, "lat", -90.0..=90.0)?;
+    let lon = number(&req, "lon", -180.0..=180.0)?;
+    let radius = number(&req, "radiusKm", 0.0..=MAX_RADIUS_KM)?;
+    let at = Location::new(lat, lon).ok_or_else(|| ApiError::bad_request("lat and lon: out of range"))?;
+    let scope = format!("near|{lat:?}|{lon:?}|{radius:?}");
+    let after = match &page.cursor {
+        None => None,
+        Some(c) => {
+            let cursor: Cursor = app.cursors.open(&scope, c)?;
+            let km = f64::from_bits(cursor.km_bits);
+            if !(km.is_finite() && (0.0..=radius).contains(&km)) {
+                return Err(ApiError::bad_request("invalid cursor"));
+            }
+            Some(After { km, id: cursor.id.ulid() })
+        }
+    };
+    let (found, next, _cost) = nearest::page(at, radius, usize::from(page.limit), after, &Cells(app)).await?;
+    let next_cursor = next.map(|n| {
+        app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: domain::ids::ListingId::from_ulid(n.id) })
+    });
+    let items: Vec<Near> =
+        found.into_iter().map(|f| Near { listing: f.item.0, distance_km: (f.km * 1000.0).round() / 1000.0 }).collect();
+    Response::ok(&ListBody { items, next_cursor })
+}

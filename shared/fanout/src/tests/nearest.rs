@@ -1,0 +1,177 @@
+//! The nearest-first search against cells held in memory: walks of random
+//! points (spread over the globe, clustered across the antimeridian, at the
+//! poles, a hundred at one spot) are exact against a brute-force sort by
+//! haversine distance, at every page size, radius 0 and the radius edge
+//! included; and what a page costs.
+
+use std::convert::Infallible;
+
+use domain::geo::{Location, HASH_LEN};
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+use ulid::Ulid;
+
+use super::*;
+
+#[derive(Clone, Debug, PartialEq)]
+struct It {
+    at: Location,
+    id: Ulid,
+}
+
+impl Placed for It {
+    fn location(&self) -> Option<Location> {
+        Some(self.at)
+    }
+    fn id(&self) -> Ulid {
+        self.id
+    }
+    fn sort_key(&self) -> String {
+        format!("{}#{}", self.at.geohash(HASH_LEN), self.id)
+    }
+}
+
+/// Every item, in sort-key order, answering as DynamoDB does (more to give
+/// whenever a query stops at its limit).
+struct Memory {
+    items: Vec<(String, It)>,
+}
+
+impl CellAsker<It> for Memory {
+    type Error = Infallible;
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<It>)>, Infallible> {
+        Ok(asks
+            .into_iter()
+            .map(|ask| {
+                let from = match &ask.after {
+                    Some(a) => self.items.partition_point(|(k, _)| k <= a),
+                    None => self.items.partition_point(|(k, _)| k.as_str() < ask.prefix.as_str()),
+                };
+                let items: Vec<It> = self.items[from..]
+                    .iter()
+                    .take_while(|(k, _)| k.starts_with(&ask.prefix))
+                    .take(ask.limit)
+                    .map(|(_, i)| i.clone())
+                    .collect();
+                let more = items.len() == ask.limit;
+                (ask, CellAnswer { items, more })
+            })
+            .collect())
+    }
+}
+
+fn rng(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+fn memory(points: &[Location]) -> Memory {
+    let mut items: Vec<(String, It)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, at)| {
+            let it = It { at: *at, id: Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128) };
+            (it.sort_key(), it)
+        })
+        .collect();
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    Memory { items }
+}
+
+/// Every page of a walk; asserts each page's cost is within `max_queries`.
+fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)>, Cost) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let (mut got, mut after, mut worst) = (Vec::new(), None, Cost::default());
+    loop {
+        let (items, next, cost) = runtime.block_on(page(at, radius, limit, after, m)).unwrap();
+        assert!(items.len() <= limit);
+        worst = Cost {
+            queries: worst.queries.max(cost.queries),
+            rounds: worst.rounds.max(cost.rounds),
+            read: worst.read.max(cost.read),
+        };
+        got.extend(items.iter().map(|f| (f.item.id, f.km)));
+        match next {
+            Some(n) => after = Some(n),
+            None => return (got, worst),
+        }
+        assert!(got.len() < 100_000, "the walk ends");
+    }
+}
+
+fn brute(points: &[Location], at: Location, radius: f64) -> Vec<(Ulid, f64)> {
+    let mut want: Vec<(Ulid, f64)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128), at.distance_km(p)))
+        .filter(|(_, d)| *d <= radius)
+        .collect();
+    want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    want
+}
+
+/// A point `km` from `p` at `bearing` degrees.
+fn moved(p: Location, km: f64, bearing: f64) -> Location {
+    let (d, b) = (km / domain::geo::EARTH_RADIUS_KM, bearing.to_radians());
+    let (p1, l1) = (p.lat.to_radians(), p.lon.to_radians());
+    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * b.cos()).asin();
+    let l2 = l1 + (b.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
+    let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
+    Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon.clamp(-180.0, 180.0)).unwrap()
+}
+
+#[test]
+fn walks_are_exact_against_a_brute_force_sort() {
+    let centres = [
+        Location::new(48.8566, 2.3522).unwrap(),
+        Location::new(0.0, 179.98).unwrap(),
+        Location::new(-12.0, -179.99).unwrap(),
+        Location::new(89.95, 10.0).unwrap(),
+        Location::new(-89.99, -40.0).unwrap(),
+        Location::new(90.0, 0.0).unwrap(),
+    ];
+    let mut rng = rng(7);
+    let mut points = Vec::new();
+    // Clustered within 60 km of each centre, a hundred at one spot, and some
+    // exactly on a radius's edge; plus points anywhere.
+    for c in centres {
+        for _ in 0..300 {
+            points.push(moved(c, rng.random_range(0.0..60.0), rng.random_range(0.0..360.0)));
+        }
+        for k in 0..8 {
+            points.push(moved(c, 20.0, f64::from(k) * 45.0));
+        }
+    }
+    let spot = Location::new(48.86, 2.35).unwrap();
+    points.extend(std::iter::repeat_n(spot, 100));
+    for _ in 0..1_000 {
+        let (lat, lon): (f64, f64) = (rng.random_range(-90.0..=90.0), rng.random_range(-180.0..=180.0));
+        points.push(Location::new(lat, lon).unwrap());
+    }
+    let m = memory(&points);
+    let mut worst = Cost::default();
+    for at in centres.into_iter().chain([spot]) {
+        for radius in [0.0, 5.0, 20.0, 50.0] {
+            let want = brute(&points, at, radius);
+            for limit in [1usize, 7, 50] {
+                let (got, cost) = walk(&m, at, radius, limit);
+                let case = format!("{at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
+                assert_eq!(got.len(), want.len(), "{case}");
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.0, w.0, "{case}");
+                    assert!((g.1 - w.1).abs() < 1e-9, "{case}");
+                }
+                if limit == 50 {
+                    worst.queries = worst.queries.max(cost.queries);
+                    worst.rounds = worst.rounds.max(cost.rounds);
+                    worst.read = worst.read.max(cost.read);
+                }
+            }
+        }
+    }
+    let at_spot = brute(&points, spot, 0.0);
+    assert_eq!(at_spot.len(), 100, "radius 0: the hundred at the point");
+    println!("worst page of 50: {worst:?}");
+    assert!(worst.queries <= 1_200 && worst.rounds <= 20, "{worst:?}");
+}

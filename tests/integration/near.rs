@@ -1,0 +1,198 @@
+//! Listings near me (issue 21): walks of the API's pages are exact against a
+//! brute-force haversine sort over a few thousand random points (clustered
+//! in a city, across the antimeridian, at a pole, many at one spot), at
+//! radius 0, the radius edge and across pages; sold and removed listings
+//! never show; every page is a bounded number of queries.
+
+use domain::geo::{Location, EARTH_RADIUS_KM, HASH_LEN};
+use domain::ids::ListingId;
+use domain::model::{Listing, ListingStatus, Money};
+use integration_tests::{listings, process_stream, req, stream_records, As, TestTable};
+use keyschema::Entity;
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+use serde_json::json;
+use ulid::Ulid;
+
+/// A point `km` from `p` at `bearing` degrees.
+fn moved(p: Location, km: f64, bearing: f64) -> Location {
+    let (d, b) = (km / EARTH_RADIUS_KM, bearing.to_radians());
+    let (p1, l1) = (p.lat.to_radians(), p.lon.to_radians());
+    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * b.cos()).asin();
+    let l2 = l1 + (b.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
+    let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
+    Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon.clamp(-180.0, 180.0)).unwrap()
+}
+
+/// A listing as the stream processor leaves it (every index key it has).
+fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
+    let hash = at.map(|l| l.geohash(HASH_LEN));
+    Listing {
+        listing_id: ListingId::from_ulid(Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128)),
+        seller_id: "alice".parse().unwrap(),
+        title: format!("Thing {i}"),
+        price: Money::from_cents(100),
+        category_id: "pottery".parse().unwrap(),
+        shard: 0,
+        description: None,
+        location: at,
+        geocell: hash.as_ref().map(|h| h[..3].to_owned()),
+        geohash: hash,
+        status,
+        favorite_count: 0,
+        created_at: "2026-11-24T00:00:00.000Z".into(),
+        updated_at: "2026-11-24T00:00:00.000Z".into(),
+    }
+}
+
+/// Writes them with their keys, 16 at a time.
+async fn put_all(t: &TestTable, all: &[Listing]) {
+    use futures_util::stream::{self, StreamExt};
+    stream::iter(all)
+        .for_each_concurrent(16, |l| async move {
+            let keys = <Listing as Entity>::DECL.item_keys(&l.attrs().unwrap()).unwrap();
+            let item = store::item::with_keys(l, &keys).unwrap();
+            let put = t.deps.store.client().put_item().table_name(t.deps.store.table()).set_item(Some(item));
+            put.send().await.unwrap();
+        })
+        .await;
+}
+
+/// Every page of a walk: (id, distanceKm) in order; the most queries a page sent.
+async fn walk(t: &TestTable, at: Location, radius: f64, limit: u16) -> (Vec<(String, f64)>, usize) {
+    let (mut out, mut cursor, mut most) = (Vec::new(), None::<String>, 0);
+    t.requests();
+    loop {
+        let mut r = req("GET /listings/near")
+            .query("lat", at.lat)
+            .query("lon", at.lon)
+            .query("radiusKm", radius)
+            .query("limit", limit);
+        if let Some(c) = &cursor {
+            r = r.query("cursor", c);
+        }
+        let page = listings(&t.deps, r).await;
+        assert_eq!(page.status, 200, "{:?}", page.body);
+        let sent = t.requests();
+        assert!(sent.iter().all(|r| r == "Query"), "{sent:?}");
+        most = most.max(sent.len());
+        out.extend(
+            page.items()
+                .iter()
+                .map(|l| (l["listingId"].as_str().unwrap().to_owned(), l["distanceKm"].as_f64().unwrap())),
+        );
+        cursor = page.next_cursor();
+        if cursor.is_none() {
+            return (out, most);
+        }
+    }
+}
+
+#[tokio::test]
+async fn nearest_first_is_exact_against_a_brute_force_sort() {
+    let t = TestTable::new().await;
+    let centres = [
+        Location::new(48.8566, 2.3522).unwrap(),
+        Location::new(0.0, 179.98).unwrap(),
+        Location::new(89.95, 10.0).unwrap(),
+    ];
+    let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[21; 32]);
+    let mut all = Vec::new();
+    for c in centres {
+        for k in 0..250 {
+            let at = moved(c, rng.random_range(0.0..55.0), rng.random_range(0.0..360.0));
+            // Every tenth is sold: not in the index.
+            let status = if k % 10 == 9 { ListingStatus::Sold } else { ListingStatus::Active };
+            all.push(listing(all.len(), Some(at), status));
+        }
+        // Exactly on a 10 km circle.
+        for k in 0..6 {
+            all.push(listing(all.len(), Some(moved(c, 10.0, f64::from(k) * 60.0)), ListingStatus::Active));
+        }
+    }
+    let spot = centres[0];
+    for _ in 0..40 {
+        all.push(listing(all.len(), Some(spot), ListingStatus::Active));
+    }
+    all.push(listing(all.len(), None, ListingStatus::Active));
+    put_all(&t, &all).await;
+    let points: Vec<(ListingId, Location)> = all
+        .iter()
+        .filter(|l| l.status == ListingStatus::Active)
+        .filter_map(|l| Some((l.listing_id, l.location?)))
+        .collect();
+    let mut most = 0;
+    for (at, radius, limit) in [
+        (centres[0], 0.0, 7u16),
+        (centres[0], 10.0, 50),
+        (centres[0], 50.0, 100),
+        (centres[1], 25.0, 20),
+        (Location::new(0.0, -179.99).unwrap(), 30.0, 100),
+        (centres[2], 20.0, 100),
+        (Location::new(90.0, 0.0).unwrap(), 8.0, 20),
+    ] {
+        let mut want: Vec<(String, f64)> =
+            points.iter().map(|(id, p)| (id.to_string(), at.distance_km(p))).filter(|(_, d)| *d <= radius).collect();
+        want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let (got, queries) = walk(&t, at, radius, limit).await;
+        let case = format!("{at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
+        assert_eq!(
+            got.iter().map(|g| &g.0).collect::<Vec<_>>(),
+            want.iter().map(|w| &w.0).collect::<Vec<_>>(),
+            "{case}"
+        );
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g.1 - w.1).abs() <= 0.0005, "{case}: {} vs {}", g.1, w.1);
+        }
+        assert!(queries <= 600, "{case}: {queries} queries on a page");
+        most = most.max(queries);
+    }
+    println!("most queries on a page: {most}");
+    assert_eq!(walk(&t, spot, 0.0, 100).await.0.len(), 40, "radius 0: the forty at the point");
+}
+
+#[tokio::test]
+async fn a_listing_with_a_location_is_near_until_it_is_removed_and_bad_input_is_400() {
+    let t = TestTable::with_demo_data().await;
+    let at = Location::new(-33.8688, 151.2093).unwrap();
+    let body = json!({ "title": "Surfboard", "price": 120, "categoryId": "pottery", "location": { "lat": at.lat, "lon": at.lon } });
+    let made = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    assert_eq!(made.body["location"]["lat"], at.lat);
+    let id = made.body["listingId"].as_str().unwrap().to_owned();
+    assert!(walk(&t, at, 1.0, 20).await.0.is_empty(), "added by the stream processor");
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    assert_eq!(walk(&t, at, 1.0, 20).await.0, vec![(id.clone(), 0.0)]);
+    let remove = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
+    assert_eq!(listings(&t.deps, remove.json(json!({ "status": "removed" }))).await.status, 200);
+    assert!(walk(&t, at, 1.0, 20).await.0.is_empty(), "removed in the same write");
+    for bad in [
+        json!({ "lat": 91, "lon": 0 }),
+        json!({ "lat": 0, "lon": -180.5 }),
+        json!({ "lat": "1", "lon": 0 }),
+        json!({ "lat": 0 }),
+        json!({ "lat": 0, "lon": 0, "alt": 3 }),
+    ] {
+        let body = json!({ "title": "X", "price": 1, "categoryId": "pottery", "location": bad });
+        assert_eq!(
+            listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await.status,
+            400,
+            "{bad}"
+        );
+    }
+    for q in [
+        vec![("lon", "0"), ("radiusKm", "1")],
+        vec![("lat", "0"), ("lon", "0"), ("radiusKm", "50.5")],
+        vec![("lat", "0"), ("lon", "0"), ("radiusKm", "-1")],
+        vec![("lat", "90.1"), ("lon", "0"), ("radiusKm", "1")],
+        vec![("lat", "0"), ("lon", "abc"), ("radiusKm", "1")],
+        vec![("lat", "NaN"), ("lon", "0"), ("radiusKm", "1")],
+        vec![("lat", "0"), ("lon", "0"), ("radiusKm", "1"), ("categoryId", "pottery")],
+    ] {
+        let mut r = req("GET /listings/near");
+        for (k, v) in &q {
+            r = r.query(k, v);
+        }
+        assert_eq!(listings(&t.deps, r).await.status, 400, "{q:?}");
+    }
+}
