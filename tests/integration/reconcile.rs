@@ -262,7 +262,16 @@ async fn reconcile_beside_live_writes_and_the_stream_processor_leaves_everything
             break;
         }
     }
-    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact: {:#?}", report.kinds);
+    // An aggregate that live writes kept moving while the job checked it is
+    // left to the next run (reported as moved, by design); nothing else may
+    // differ, and a run once the writes stop leaves everything exact.
+    let left = differences(&t.deps.store).await;
+    let moved: u64 = report.kinds.iter().filter(|(k, _)| k.starts_with("aggregate")).map(|(_, t)| t.moved).sum();
+    assert!(left.iter().all(|d| d.contains(" holds ")), "{left:#?} {:#?}", report.kinds);
+    assert!(left.len() as u64 <= moved, "{left:#?}: more than the {moved} aggregates moved {:#?}", report.kinds);
+    let again = reconcile::run(&t.deps.store, unpaced()).await;
+    assert!(again.complete, "{again:?}");
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact: {:#?}", again.kinds);
 }
 
 /// The job's consumption over time stays within its budget: over every

@@ -299,7 +299,10 @@ mod tests {
         let e = Expression::of(&change);
         let spell = |text: &str| {
             let mut out = text.to_owned();
-            for (p, a) in &e.names {
+            // Longest placeholders first (`#a10` before `#a1`).
+            let mut names: Vec<_> = e.names.iter().collect();
+            names.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+            for (p, a) in names {
                 out = out.replace(p.as_str(), a);
             }
             let mut values: Vec<_> = e.values.iter().collect();
@@ -317,7 +320,7 @@ mod tests {
         assert_eq!(
             spell(&e.update),
             format!(
-                "SET updatedAt = T, status = {}, gsi1pk = SELLER#alice, gsi1sk = LISTING#sold#{id} REMOVE gsi2pk, gsi2sk, gsi3pk, gsi3sk",
+                "SET updatedAt = T, status = {}, gsi1pk = SELLER#alice, gsi1sk = LISTING#sold#{id} REMOVE gsi2pk, gsi2sk, gsi3pk, gsi3sk, gsi4pk, gsi4sk",
                 ListingStatus::Sold
             )
         );
