@@ -166,6 +166,10 @@ async fn a_listing_with_a_location_is_near_until_it_is_removed_and_bad_input_is_
     let remove = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
     assert_eq!(listings(&t.deps, remove.json(json!({ "status": "removed" }))).await.status, 200);
     assert!(walk(&t, at, 1.0, 20).await.0.is_empty(), "removed in the same write");
+    // Coordinates are kept to 7 decimals (DynamoDB stores no number below 1e-130).
+    let tiny = json!({ "title": "Tiny", "price": 1, "categoryId": "pottery", "location": { "lat": -4.077e-215, "lon": 1e-300 } });
+    let made = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(tiny)).await;
+    assert_eq!((made.status, made.body["location"]["lat"].as_f64()), (201, Some(0.0)), "{:?}", made.body);
     for bad in [
         json!({ "lat": 91, "lon": 0 }),
         json!({ "lat": 0, "lon": -180.5 }),

@@ -265,7 +265,7 @@ async fn raising_the_shard_count_keeps_every_page_exact() {
     assert_eq!(by_price.len(), want.len());
     assert!(by_price.windows(2).all(|w| w[0].1 <= w[1].1), "cheapest first");
     // Never below the count; the same count changes nothing; others are refused.
-    assert_eq!(catalog(&t.deps, raise(json!(2))).await.status, 400);
+    assert_eq!(catalog(&t.deps, raise(json!(2))).await.status, 409, "it only grows");
     assert_eq!(catalog(&t.deps, raise(json!(4))).await.status, 200);
     assert_eq!(catalog(&t.deps, raise(json!(17))).await.status, 400);
     let by_user = req("PATCH /categories/{categoryId}").path("categoryId", "pottery").by(As::User("alice"));

@@ -82,8 +82,8 @@ pub(crate) async fn raise_listing_shards(app: &Deps, req: Request) -> Result<Res
     let had_count = stored.get("listingShards").is_some();
     let category: Category = serde_json::from_value(stored).map_err(|e| ApiError::internal(e.to_string()))?;
     if wanted < category.listing_shards {
-        return Err(ApiError::bad_request(format!(
-            "invalid body: `listingShards`: {wanted} is below the category's {} (it only grows)",
+        return Err(ApiError::conflict(format!(
+            "`listingShards`: {wanted} is below the category's {} (it only grows)",
             category.listing_shards
         )));
     }

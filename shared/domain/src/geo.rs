@@ -25,9 +25,13 @@ pub struct Location {
 }
 
 impl Location {
-    /// The location if both coordinates are in range.
+    /// The location if both coordinates are in range, each rounded to 7
+    /// decimals (about a centimetre: DynamoDB's numbers stop at 1e-130, and
+    /// -0 is 0).
     pub fn new(lat: f64, lon: f64) -> Option<Location> {
-        ((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)).then_some(Location { lat, lon })
+        let round = |v: f64| (v * 1e7).round() / 1e7 + 0.0;
+        ((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon))
+            .then(|| Location { lat: round(lat), lon: round(lon) })
     }
 
     /// Its geohash of `len` characters.
@@ -160,6 +164,8 @@ mod tests {
         assert_eq!(Location::new(-90.0, -180.0).unwrap().geohash(3), "000");
         assert_eq!(Location::new(90.0, 180.0).unwrap().geohash(3), "zzz");
         assert_eq!(Cell::of("a"), None, "not in the alphabet");
+        let tiny = Location::new(-4.077033046229148e-215, 1e-300).unwrap();
+        assert_eq!((tiny.lat.to_bits(), tiny.lon.to_bits()), (0.0f64.to_bits(), 0.0f64.to_bits()), "rounded, not -0");
         for bad in [(90.1, 0.0), (0.0, -180.5), (f64::NAN, 0.0), (0.0, f64::INFINITY)] {
             assert_eq!(Location::new(bad.0, bad.1), None, "{bad:?}");
         }
