@@ -2,7 +2,10 @@
 //! round: an even share of the page plus a measured slack, or, after a page
 //! that left a [`Hint`] in its cursor, about what each partition is expected
 //! to give. Only arithmetic: a hint can make a page cheaper or dearer, never
-//! wrong (see [`crate::page_planner`]).
+//! wrong (see [`crate::page_planner`]). Written for the orders' status
+//! views, so the docs below say "orders" and "milliseconds": for any walk,
+//! read "items" and the key's position ([`crate::PageKey::position`]: cents
+//! for a cheapest-first walk).
 
 /// The most live partitions a cursor carries a [`Hint`] for: about ten
 /// bytes each, so that a cursor stays under 1 KiB. Beyond that the first
