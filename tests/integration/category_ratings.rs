@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use aws_lambda_events::dynamodb::EventRecord;
 use domain::ids::{OrderId, ReviewId, UserId};
-use domain::model::{Review, User, UserRole};
+use domain::model::Review;
 use integration_tests::derived::differences;
-use integration_tests::{catalog, orders, process_stream, req, stream_records, As, Reply, Req, TestTable};
+use integration_tests::{catalog, orders, process_stream, put_users, req, stream_records, As, Reply, Req, TestTable};
 use maintenance::pace::Budget;
 use maintenance::reconcile::{self, Options};
 use serde_json::json;
@@ -48,26 +48,6 @@ async fn put_reviews(t: &TestTable, users: &[UserId], n: usize, category: Option
         out.push(review);
     }
     out
-}
-
-async fn put_users(t: &TestTable, n: usize) -> Vec<UserId> {
-    let mut ids = Vec::new();
-    for i in 0..n {
-        let id: UserId = format!("rated-{i:02}").parse().unwrap();
-        let user = User {
-            user_id: id.clone(),
-            name: format!("Rated {i}"),
-            email: format!("rated{i}@example.com").parse().unwrap(),
-            role: UserRole::Both,
-            rating_sum: 0,
-            review_count: 0,
-            created_at: "2026-11-22T00:00:00.000Z".into(),
-            updated_at: "2026-11-22T00:00:00.000Z".into(),
-        };
-        t.deps.store.put_new(&user).await.unwrap();
-        ids.push(id);
-    }
-    ids
 }
 
 fn review_records(records: Vec<EventRecord>) -> Vec<EventRecord> {

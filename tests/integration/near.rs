@@ -4,7 +4,7 @@
 //! radius 0, the radius edge and across pages; sold and removed listings
 //! never show; every page is a bounded number of queries.
 
-use domain::geo::{Location, EARTH_RADIUS_KM, HASH_LEN};
+use domain::geo::{Location, HASH_LEN};
 use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus, Money};
 use integration_tests::{listings, process_stream, req, stream_records, As, TestTable};
@@ -13,16 +13,6 @@ use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::json;
 use ulid::Ulid;
-
-/// A point `km` from `p` at `bearing` degrees.
-fn moved(p: Location, km: f64, bearing: f64) -> Location {
-    let (d, b) = (km / EARTH_RADIUS_KM, bearing.to_radians());
-    let (p1, l1) = (p.lat.to_radians(), p.lon.to_radians());
-    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * b.cos()).asin();
-    let l2 = l1 + (b.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
-    let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
-    Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon.clamp(-180.0, 180.0)).unwrap()
-}
 
 /// A listing as the stream processor leaves it (every index key it has).
 fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
@@ -100,14 +90,14 @@ async fn nearest_first_is_exact_against_a_brute_force_sort() {
     let mut all = Vec::new();
     for c in centres {
         for k in 0..250 {
-            let at = moved(c, rng.random_range(0.0..55.0), rng.random_range(0.0..360.0));
+            let at = c.toward(rng.random_range(0.0..55.0), rng.random_range(0.0..360.0));
             // Every tenth is sold: not in the index.
             let status = if k % 10 == 9 { ListingStatus::Sold } else { ListingStatus::Active };
             all.push(listing(all.len(), Some(at), status));
         }
         // Exactly on a 10 km circle.
         for k in 0..6 {
-            all.push(listing(all.len(), Some(moved(c, 10.0, f64::from(k) * 60.0)), ListingStatus::Active));
+            all.push(listing(all.len(), Some(c.toward(10.0, f64::from(k) * 60.0)), ListingStatus::Active));
         }
     }
     let spot = centres[0];

@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, HashSet};
 
 use aws_lambda_events::dynamodb::EventRecord;
 use domain::ids::{OrderId, ReviewId, UserId};
-use domain::model::{Review, User, UserRole};
+use domain::model::{Review, User};
 use integration_tests::faults::Fault;
-use integration_tests::{listings, orders, process_stream, req, stream_records, users, As, Reply, Req, TestTable};
+use integration_tests::{
+    listings, orders, process_stream, put_users, req, stream_records, users, As, Reply, Req, TestTable,
+};
 use keyschema::keys;
 use serde_json::{json, Value};
 use ulid::Ulid;
@@ -267,26 +269,6 @@ async fn assert_aggregates_exact(t: &TestTable, users: &[UserId]) {
         let mean = (!reviews_left.is_empty()).then(|| (sum as f64 / reviews_left.len() as f64 * 100.0).round() / 100.0);
         assert_eq!(stored.rating(), mean);
     }
-}
-
-async fn put_users(t: &TestTable, n: usize) -> Vec<UserId> {
-    let mut ids = Vec::new();
-    for i in 0..n {
-        let id: UserId = format!("rated-{i:02}").parse().unwrap();
-        let user = User {
-            user_id: id.clone(),
-            name: format!("Rated {i}"),
-            email: format!("rated{i}@example.com").parse().unwrap(),
-            role: UserRole::Both,
-            rating_sum: 0,
-            review_count: 0,
-            created_at: "2026-11-22T00:00:00.000Z".into(),
-            updated_at: "2026-11-22T00:00:00.000Z".into(),
-        };
-        t.deps.store.put_new(&user).await.unwrap();
-        ids.push(id);
-    }
-    ids
 }
 
 /// A small deterministic shuffle (no randomness in tests).

@@ -428,3 +428,25 @@ pub fn lambda_event_due_in<T>(payload: T, ms: u64) -> LambdaEvent<T> {
     context.deadline = domain::time::now_ms() + ms;
     LambdaEvent::new(payload, context)
 }
+
+/// `n` signed-up users `rated-00`.. with no reviews yet, written straight
+/// to the table (for the rating aggregate tests).
+pub async fn put_users(t: &TestTable, n: usize) -> Vec<domain::ids::UserId> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id: domain::ids::UserId = format!("rated-{i:02}").parse().unwrap();
+        let user = domain::model::User {
+            user_id: id.clone(),
+            name: format!("Rated {i}"),
+            email: format!("rated{i}@example.com").parse().unwrap(),
+            role: domain::model::UserRole::Both,
+            rating_sum: 0,
+            review_count: 0,
+            created_at: "2026-11-22T00:00:00.000Z".into(),
+            updated_at: "2026-11-22T00:00:00.000Z".into(),
+        };
+        t.deps.store.put_new(&user).await.unwrap();
+        ids.push(id);
+    }
+    ids
+}

@@ -59,6 +59,17 @@ impl Location {
         out
     }
 
+    /// The point `km` away along the great circle leaving at `bearing`
+    /// degrees (clockwise from north).
+    pub fn toward(&self, km: f64, bearing: f64) -> Location {
+        let (d, b) = (km / EARTH_RADIUS_KM, bearing.to_radians());
+        let (p1, l1) = (self.lat.to_radians(), self.lon.to_radians());
+        let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * b.cos()).asin();
+        let l2 = l1 + (b.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
+        let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
+        Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon.clamp(-180.0, 180.0)).unwrap_or(*self)
+    }
+
     /// Great-circle distance in km (haversine).
     pub fn distance_km(&self, other: &Location) -> f64 {
         let (p1, p2) = (self.lat.to_radians(), other.lat.to_radians());
@@ -223,13 +234,7 @@ mod tests {
             // Points on the circle (and inside) fall in a covering cell.
             for k in 0..72 {
                 for f in [0.0, 0.5, 1.0] {
-                    let bearing = f64::from(k) * 5.0f64.to_radians();
-                    let d = r * f / EARTH_RADIUS_KM;
-                    let (p1, l1) = (lat.to_radians(), lon.to_radians());
-                    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * bearing.cos()).asin();
-                    let l2 = l1 + (bearing.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
-                    let lon2 = (l2.to_degrees() + 540.0) % 360.0 - 180.0;
-                    let q = Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon2.clamp(-180.0, 180.0)).unwrap();
+                    let q = p.toward(r * f, f64::from(k) * 5.0);
                     assert!(cells.contains(&q.geohash(CELL_LEN)), "{p:?} r {r}: {q:?} not covered by {cells:?}");
                 }
             }

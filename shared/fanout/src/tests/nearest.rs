@@ -111,16 +111,6 @@ fn brute(points: &[Location], at: Location, radius: f64) -> Vec<(Ulid, f64)> {
     want
 }
 
-/// A point `km` from `p` at `bearing` degrees.
-fn moved(p: Location, km: f64, bearing: f64) -> Location {
-    let (d, b) = (km / domain::geo::EARTH_RADIUS_KM, bearing.to_radians());
-    let (p1, l1) = (p.lat.to_radians(), p.lon.to_radians());
-    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * b.cos()).asin();
-    let l2 = l1 + (b.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
-    let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
-    Location::new(p2.to_degrees().clamp(-90.0, 90.0), lon.clamp(-180.0, 180.0)).unwrap()
-}
-
 #[test]
 fn walks_are_exact_against_a_brute_force_sort() {
     let centres = [
@@ -137,10 +127,10 @@ fn walks_are_exact_against_a_brute_force_sort() {
     // exactly on a radius's edge; plus points anywhere.
     for c in centres {
         for _ in 0..300 {
-            points.push(moved(c, rng.random_range(0.0..60.0), rng.random_range(0.0..360.0)));
+            points.push(c.toward(rng.random_range(0.0..60.0), rng.random_range(0.0..360.0)));
         }
         for k in 0..8 {
-            points.push(moved(c, 20.0, f64::from(k) * 45.0));
+            points.push(c.toward(20.0, f64::from(k) * 45.0));
         }
     }
     let spot = Location::new(48.86, 2.35).unwrap();

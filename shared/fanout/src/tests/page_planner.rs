@@ -48,6 +48,19 @@ struct Memory<K> {
     queries: RefCell<usize>,
 }
 
+impl<K> Memory<K> {
+    fn new(parts: Vec<Vec<K>>, more_at_limit: bool) -> Self {
+        Memory {
+            parts,
+            more_at_limit,
+            live: RefCell::default(),
+            read: RefCell::default(),
+            rounds: RefCell::default(),
+            queries: RefCell::default(),
+        }
+    }
+}
+
 impl<K: PageKey> Asker<It<K>> for Memory<K> {
     type Error = Infallible;
 
@@ -159,14 +172,7 @@ fn random_walks_are_exact() {
         let most = if rng.random_range(0..2) == 0 { 10 } else { 100 };
         let limit = 1 + rng.random_range(0..most) as usize;
         for more_at_limit in [true, false] {
-            let memory = Memory {
-                parts: parts.clone(),
-                more_at_limit,
-                live: RefCell::default(),
-                read: RefCell::default(),
-                rounds: RefCell::default(),
-                queries: RefCell::default(),
-            };
+            let memory = Memory::new(parts.clone(), more_at_limit);
             let case = format!("seed {seed}: {n} items on {n_parts} partitions (spread {spread}), limit {limit}, more at limit {more_at_limit}");
             assert_exact(&walk(&memory, low, high, limit, 1), &parts, low, high, limit, &case);
         }
@@ -201,14 +207,7 @@ fn random_cheapest_first_walks_are_exact() {
         let limit = 1 + rng.random_range(0..30) as usize;
         let at_least = 1 + rng.random_range(0..8) as usize;
         for more_at_limit in [true, false] {
-            let memory = Memory {
-                parts: parts.clone(),
-                more_at_limit,
-                live: RefCell::default(),
-                read: RefCell::default(),
-                rounds: RefCell::default(),
-                queries: RefCell::default(),
-            };
+            let memory = Memory::new(parts.clone(), more_at_limit);
             let case = format!(
                 "seed {seed}: {n} items on {n_parts} partitions, limit {limit}, at least {at_least}, more at limit {more_at_limit}"
             );
@@ -267,14 +266,7 @@ fn ten_partitions_read_about_one_and_a_half_items_per_item_returned() {
                 for p in &mut parts {
                     p.sort_unstable_by(|a, b| b.cmp(a));
                 }
-                let memory = Memory {
-                    parts: parts.clone(),
-                    more_at_limit: true,
-                    live: RefCell::default(),
-                    read: RefCell::default(),
-                    rounds: RefCell::default(),
-                    queries: RefCell::default(),
-                };
+                let memory = Memory::new(parts.clone(), true);
                 let w = walk(&memory, Ulid(0), Ulid(u128::MAX), limit, 1);
                 let case = format!("arrivals {kind}, limit {limit}, draw {seed}");
                 assert_exact(&w, &parts, Ulid(0), Ulid(u128::MAX), limit, &case);
