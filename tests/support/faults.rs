@@ -39,7 +39,14 @@ pub enum Fault {
     /// `TransactionConflict`), as DynamoDB answers two transactions on one
     /// item in flight together (DynamoDB Local serializes them instead).
     Conflict,
+    /// Applied as sent, after a pause of [`DELAY`] (the worker thread
+    /// sleeps: run such tests on the multi-thread runtime), so that another
+    /// task's writes land between this request and the one before it.
+    Delayed,
 }
+
+/// How long a [`Fault::Delayed`] request waits before it is sent.
+pub const DELAY: std::time::Duration = std::time::Duration::from_millis(600);
 
 impl Fault {
     /// Every fault.
@@ -54,7 +61,7 @@ impl Fault {
 
     /// Whether DynamoDB applied the request.
     pub fn applied(self) -> bool {
-        matches!(self, Fault::AnswerLost | Fault::CutAfterApply)
+        matches!(self, Fault::AnswerLost | Fault::CutAfterApply | Fault::Delayed)
     }
 
     fn answer(self) -> Option<(u16, &'static str)> {
@@ -63,7 +70,7 @@ impl Fault {
             Fault::AnswerLost | Fault::ServerError => Some((500, "InternalServerError")),
             Fault::AccessDenied => Some((400, "AccessDeniedException")),
             Fault::Conflict => Some((400, "TransactionCanceledException")),
-            Fault::Unreachable | Fault::TimedOut | Fault::CutAfterApply => None,
+            Fault::Unreachable | Fault::TimedOut | Fault::CutAfterApply | Fault::Delayed => None,
         }
     }
 }
@@ -141,6 +148,11 @@ impl Intercept for Faults {
     ) -> Result<(), BoxError> {
         let operation = store::operation_name(cfg);
         let fault = self.take(&operation);
+        if fault == Some(Fault::Delayed) {
+            std::thread::sleep(DELAY);
+            cfg.interceptor_state().store_put(ThisAttempt(None));
+            return Ok(());
+        }
         cfg.interceptor_state().store_put(ThisAttempt(fault));
         let request = ctx.request_mut();
         match fault {

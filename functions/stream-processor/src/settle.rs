@@ -167,7 +167,40 @@ fn number(item: &Item, attr: &str) -> Result<Option<i64>, StoreError> {
 /// Compares an aggregate with the sum of its counted markers and, unless
 /// `dry_run`, sets it to that sum if it is still the value read. `None`
 /// when they agree (or the aggregate's item does not exist).
+///
+/// The aggregate and its markers are read apart, so they are compared only
+/// when the aggregate's `countVersion` is the same after the markers were
+/// read as before: every write that moves a marker moves the aggregate and
+/// its version in the same transaction, so nothing moved in between. (A
+/// batch that added as many markers as the aggregate had drifted, between
+/// the two reads, once made a drifted aggregate look exact.) An aggregate
+/// that keeps moving is reported as a drift not repaired, for the caller
+/// to try again.
 pub async fn check_aggregate(store: &Store, aggregate: &Aggregate, dry_run: bool) -> Result<Option<Drift>, StoreError> {
+    let mut last = None;
+    for _ in 0..SNAPSHOT_ATTEMPTS {
+        let Some(read) = snapshot(store, aggregate).await? else { return Ok(None) };
+        if read.stable {
+            return settle_drift(store, aggregate, read, dry_run).await;
+        }
+        last = Some(read);
+    }
+    Ok(last.map(|read| Drift { stored: read.stored, markers: read.markers, repaired: false }))
+}
+
+/// Reads of an aggregate and its markers tried before it is left as moving.
+const SNAPSHOT_ATTEMPTS: u32 = 3;
+
+/// An aggregate as stored and its markers' sum, read one after the other.
+struct Snapshot {
+    stored: (i64, i64),
+    markers: (i64, i64),
+    version: Option<i64>,
+    /// Whether the aggregate's version was the same after the markers were read.
+    stable: bool,
+}
+
+async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapshot>, StoreError> {
     let Some(item) = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop() else {
         return Ok(None);
     };
@@ -190,7 +223,23 @@ pub async fn check_aggregate(store: &Store, aggregate: &Aggregate, dry_run: bool
             }
         }
     }
+    let after = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop();
+    let stable = match &after {
+        Some(now) => number(now, COUNT_VERSION)? == version,
+        None => return Ok(None),
+    };
     let stored = (if aggregate.sum.is_some() { sum.unwrap_or(0) } else { markers.0 }, count.unwrap_or(0));
+    Ok(Some(Snapshot { stored, markers, version, stable }))
+}
+
+/// Sets a drifted aggregate to its markers' sum if its version is still the one read.
+async fn settle_drift(
+    store: &Store,
+    aggregate: &Aggregate,
+    read: Snapshot,
+    dry_run: bool,
+) -> Result<Option<Drift>, StoreError> {
+    let Snapshot { stored, markers, version, .. } = read;
     if stored == markers {
         return Ok(None);
     }
