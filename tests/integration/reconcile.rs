@@ -352,9 +352,9 @@ async fn an_interrupted_reconcile_resumes_from_its_checkpoints() {
     let t = loaded(TRADERS).await;
     corrupt(&t, 5).await;
     let options = Options { page: 10, segments: 2, ..unpaced() };
-    // Time runs out after about four seconds of a slow (paced) run, about
-    // half of the whole (some 130 RCU and 150 WCU: at least 7 s at this
-    // budget) and, even on a loaded machine, more than a page per segment:
+    // Time runs out after about four seconds of a slow (paced) run, well
+    // before its end (a dry run reads some 450 RCU, the search postings
+    // most of it: at least 20 s at this budget) and, even on a loaded machine, more than a page per segment:
     // the budget refuses operations once the deadline is near (see
     // store::budget).
     let deadline_ms = domain::time::now_ms() + 5_500 + 4_000;

@@ -48,23 +48,53 @@ impl Settled {
     }
 }
 
-/// The listings a page names (its listings, and the listings of its
-/// postings) with the terms its postings hold for each.
-pub fn named(items: &[Item]) -> BTreeMap<ListingId, BTreeSet<String>> {
-    let mut out: BTreeMap<ListingId, BTreeSet<String>> = BTreeMap::new();
+/// What a page holds of search: its listings (by id) and the postings it
+/// holds of other listings.
+#[derive(Default)]
+pub struct Named {
+    /// Listings the page holds: their postings are settled.
+    pub listings: BTreeSet<ListingId>,
+    /// Postings the page holds, by listing: checked against the listing.
+    pub postings: BTreeMap<ListingId, Vec<Posting>>,
+}
+
+/// The listings and postings a page holds.
+pub fn named(items: &[Item]) -> Named {
+    let mut out = Named::default();
     for item in items {
         let of = |t: EntityType| store::item::entity_type(item) == Some(t.as_str());
         if of(EntityType::Listing) {
             if let Ok(l) = store::item::from_item::<ListingRef>(item.clone()) {
-                out.entry(l.listing_id).or_default();
+                out.listings.insert(l.listing_id);
             }
         } else if of(EntityType::Posting) {
             if let Ok(p) = store::item::from_item::<Posting>(item.clone()) {
-                out.entry(p.listing_id).or_default().insert(p.term);
+                out.postings.entry(p.listing_id).or_default().push(p);
             }
         }
     }
     out
+}
+
+/// The listings whose postings need settling: the page's own, and those of
+/// its postings that their listing (read in one `BatchGetItem`) would not
+/// have as they are, with the terms of those postings.
+async fn to_settle(store: &Store, named: Named) -> Result<BTreeMap<ListingId, BTreeSet<String>>, StoreError> {
+    let mut out: BTreeMap<ListingId, BTreeSet<String>> =
+        named.listings.iter().map(|l| (*l, BTreeSet::new())).collect();
+    let others: Vec<ListingId> = named.postings.keys().filter(|l| !named.listings.contains(*l)).copied().collect();
+    let keys = others.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
+    let current: BTreeMap<ListingId, Listing> =
+        store.batch_get::<Listing>(&keys, true).await?.into_iter().map(|l| (l.listing_id, l)).collect();
+    for listing in others {
+        let want = current.get(&listing).map(Posting::of_listing).unwrap_or_default();
+        for p in named.postings.get(&listing).into_iter().flatten() {
+            if !want.contains(p) {
+                out.entry(listing).or_default().insert(p.term.clone());
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[derive(serde::Deserialize)]
@@ -73,13 +103,19 @@ struct ListingRef {
     listing_id: ListingId,
 }
 
-/// Settles the postings of every listing named, [`AT_ONCE`] at a time.
+/// Settles the postings of the page's listings, and of the listings of
+/// its postings that are not as their listing would have them, [`AT_ONCE`]
+/// at a time.
 pub async fn settle_all(
     store: &Store,
     pacer: &Pacer,
-    named: BTreeMap<ListingId, BTreeSet<String>>,
+    named: Named,
     dry_run: bool,
 ) -> Result<Vec<Settled>, StoreError> {
+    let named = {
+        let _unit = pacer.admit().await;
+        to_settle(store, named).await?
+    };
     stream::iter(named)
         .map(|(listing, terms)| async move {
             let _unit = pacer.admit().await;
