@@ -80,8 +80,10 @@ pub fn named(items: &[Item]) -> Named {
 /// its postings that their listing (read in one `BatchGetItem`) would not
 /// have as they are, with the terms of those postings.
 async fn to_settle(store: &Store, named: Named) -> Result<BTreeMap<ListingId, BTreeSet<String>>, StoreError> {
-    let mut out: BTreeMap<ListingId, BTreeSet<String>> =
-        named.listings.iter().map(|l| (*l, BTreeSet::new())).collect();
+    // A page's own listing is settled with the terms of its postings the
+    // page holds too (a stray one among them is deleted).
+    let terms_of = |l: &ListingId| named.postings.get(l).into_iter().flatten().map(|p| p.term.clone()).collect();
+    let mut out: BTreeMap<ListingId, BTreeSet<String>> = named.listings.iter().map(|l| (*l, terms_of(l))).collect();
     let others: Vec<ListingId> = named.postings.keys().filter(|l| !named.listings.contains(*l)).copied().collect();
     let keys = others.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
     let current: BTreeMap<ListingId, Listing> =
@@ -106,12 +108,7 @@ struct ListingRef {
 /// Settles the postings of the page's listings, and of the listings of
 /// its postings that are not as their listing would have them, [`AT_ONCE`]
 /// at a time.
-pub async fn settle_all(
-    store: &Store,
-    pacer: &Pacer,
-    named: Named,
-    dry_run: bool,
-) -> Result<Vec<Settled>, StoreError> {
+pub async fn settle_all(store: &Store, pacer: &Pacer, named: Named, dry_run: bool) -> Result<Vec<Settled>, StoreError> {
     let named = {
         let _unit = pacer.admit().await;
         to_settle(store, named).await?
