@@ -21,7 +21,6 @@ mod price;
 mod reconcile;
 mod redrive;
 mod reviews;
-mod search;
 mod sharded_browse;
 mod sharded_reads;
 mod stream;

@@ -12,4 +12,3 @@ pub mod model;
 pub mod shard;
 pub mod time;
 pub mod values;
-pub mod words;
