@@ -90,6 +90,7 @@ fn public_routes_are_exactly_the_public_reads() {
         "GET /categories/{categoryId}/products",
         "GET /listings/{listingId}",
         "GET /listings/near",
+        "GET /search/listings",
         "GET /categories/{categoryId}/listings",
         "GET /users/{userId}",
         "GET /sellers/{sellerId}/listings/active",

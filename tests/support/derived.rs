@@ -2,7 +2,8 @@
 //! of the whole table, and compared with what the table holds: every
 //! item's index keys (its declaration), every user's rating aggregates (the
 //! reviews about them), every category's rating (the reviews naming it),
-//! every listing's favorite count (its favorites), and
+//! every listing's favorite count (its favorites), every search posting
+//! (the titles of the active listings), and
 //! every marker (counted with the base item's weight and version while the
 //! base item exists, not counted after).
 
@@ -10,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use domain::model::{
-    CategoryRating, CategoryRatingMarker, Favorite, FavoriteMarker, Listing, MarkerState, RatingMarker, Review, User,
+    CategoryRating, CategoryRatingMarker, Favorite, FavoriteMarker, Listing, MarkerState, Posting, RatingMarker,
+    Review, User,
 };
 use keyschema::decl::Keeper;
 use keyschema::entities;
@@ -168,5 +170,30 @@ pub async fn differences(store: &Store) -> Vec<String> {
         }
     }
     out.extend(favorite_markers.keys().filter(|k| !seen.contains(*k)).map(|k| format!("favorite {k:?} has no marker")));
+    out.extend(postings(&items));
+    out
+}
+
+/// Search postings missing, extra or holding other than their listing's
+/// current words and category.
+fn postings(items: &[Item]) -> Vec<String> {
+    let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
+    let want: BTreeMap<(String, String), Posting> = by_type(EntityType::Listing)
+        .flat_map(|i| Posting::of_listing(&of::<Listing>(i)))
+        .map(|p| ((p.term.clone(), p.listing_id.to_string()), p))
+        .collect();
+    let held: BTreeMap<(String, String), Posting> = by_type(EntityType::Posting)
+        .map(of::<Posting>)
+        .map(|p| ((p.term.clone(), p.listing_id.to_string()), p))
+        .collect();
+    let mut out = Vec::new();
+    for (key, p) in &want {
+        match held.get(key) {
+            None => out.push(format!("posting {key:?} missing")),
+            Some(h) if h != p => out.push(format!("posting {key:?} holds {h:?}, its listing makes {p:?}")),
+            Some(_) => {}
+        }
+    }
+    out.extend(held.keys().filter(|k| !want.contains_key(*k)).map(|k| format!("posting {k:?} of no active title")));
     out
 }

@@ -7,6 +7,7 @@
 
 mod browse;
 mod near;
+mod search;
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
@@ -32,6 +33,7 @@ api::routes! {
     "GET /sellers/{sellerId}/listings/active" => storefront,
     "GET /categories/{categoryId}/listings" => browse::category_listings,
     "GET /listings/near" => near::listings_near,
+    "GET /search/listings" => search::search_listings,
 }
 
 /// Body of `POST /listings`.

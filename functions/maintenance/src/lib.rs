@@ -15,6 +15,7 @@
 pub mod checkpoints;
 pub mod expire;
 pub mod pace;
+pub mod postings;
 pub mod reconcile;
 pub mod redrive;
 pub mod scan;

@@ -6,7 +6,9 @@
 //! 1. **Settle**: every item's index keys are made what its declaration
 //!    derives from its fields (`EntityDecl::repair` with `Keeper::Both`:
 //!    missing, stale or extra keys of any index, conditioned on the fields as
-//!    read, so a write in between wins); every counted instance (a review, a
+//!    read, so a write in between wins); every listing's search postings
+//!    made those of its current state ([`crate::postings`]); every counted
+//!    instance (a review, a
 //!    favorite) and every marker is settled ([`stream_processor::settle`]:
 //!    the marker made to say what its base item says, with its aggregate's
 //!    change, in one transaction conditioned on the marker as read).
@@ -303,6 +305,12 @@ async fn repair_keys_of(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item
 
 /// Pass 1 over one page: index keys, then the instances and markers, by aggregate.
 async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
+    let named = crate::postings::named(&items);
+    for settled in crate::postings::settle_all(run.store, &run.pacer, named, run.options.dry_run).await? {
+        if let Some((found, repaired, moved)) = settled.tally() {
+            run.tally("search postings", found, repaired, moved);
+        }
+    }
     let mut groups: BTreeMap<Key, (Aggregate, Vec<Instance>)> = BTreeMap::new();
     for item in items {
         let (Some(entity), Some(key)) = (store::item::entity_type(&item).map(str::to_owned), key_of(&item)) else {

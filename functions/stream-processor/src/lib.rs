@@ -36,14 +36,14 @@ pub mod counted;
 pub mod counters;
 pub mod decode;
 pub mod index_keys;
+mod items;
+pub mod search;
 pub mod settle;
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use futures_util::stream::{self, StreamExt};
 use keyschema::decl::EntityDecl;
 use keyschema::{Attrs, Key};
 use lambda_runtime::LambdaEvent;
@@ -51,6 +51,7 @@ use store::Store;
 
 pub use counters::CountChange;
 pub use decode::{classify, RecordError, Work};
+use items::{run_items, Items};
 
 /// How many items (a listing's flag and count, a user's aggregates) a batch
 /// processes at once.
@@ -91,6 +92,8 @@ pub struct BatchReport {
     pub unindexed: usize,
     /// Aggregates (and markers) that changed.
     pub aggregated: usize,
+    /// Listings whose search postings were brought in line.
+    pub searched: usize,
     /// Flag writes whose condition found the listing already right (a
     /// stale or replayed record).
     pub stale: usize,
@@ -123,6 +126,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
                 indexed = report.indexed,
                 unindexed = report.unindexed,
                 aggregated = report.aggregated,
+                searched = report.searched,
                 stale = report.stale,
                 writes = report.writes,
                 failed = report.failed.len(),
@@ -176,6 +180,21 @@ pub async fn process_batch_with(
     let mut report = BatchReport { records: records.len(), ..BatchReport::default() };
     let mut items = Items::default();
     for (at, record) in records.iter().enumerate() {
+        match search::touched(record).and_then(|t| t.map(|(l, t)| Ok((search::listing_key(&l)?, l, t))).transpose()) {
+            Ok(Some((key, listing, touched))) => {
+                let work = items.of(key);
+                work.search_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
+                match &mut work.search {
+                    Some((_, terms)) => terms.terms.extend(touched.terms),
+                    None => work.search = Some((listing, touched)),
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                report.malformed += 1;
+                log_failure(request_id, record, &e, "search postings skipped: it can never succeed");
+            }
+        }
         match classify(record) {
             Err(e) => {
                 report.malformed += 1;
@@ -209,121 +228,13 @@ pub async fn process_batch_with(
         report.unindexed += usize::from(done.flag == Some(Outcome::Unindexed));
         report.stale += usize::from(done.flag == Some(Outcome::Stale));
         report.aggregated += usize::from(done.aggregated);
+        report.searched += usize::from(done.searched);
         failed.extend(done.failed);
     }
     failed.sort_unstable();
     failed.dedup();
     report.failed = failed.into_iter().filter_map(|at| records[at].change.sequence_number.clone()).collect();
     report
-}
-
-/// A batch's work, by the item it writes, in the order each first appears.
-#[derive(Default)]
-struct Items {
-    work: Vec<(Key, ItemWork)>,
-    at: BTreeMap<(String, String), usize>,
-}
-
-impl Items {
-    fn of(&mut self, item: Key) -> &mut ItemWork {
-        let next = self.work.len();
-        let i = *self.at.entry((item.pk.clone(), item.sk.clone())).or_insert(next);
-        if i == next {
-            self.work.push((item, ItemWork::default()));
-        }
-        &mut self.work[i].1
-    }
-}
-
-/// What a batch asks of one item. Records are named by their position in
-/// the batch (or in the changes given to [`aggregate`]).
-#[derive(Default)]
-struct ItemWork {
-    /// The records of the item's images (position, sequence number), in
-    /// stream order.
-    flag_records: Vec<(usize, String)>,
-    /// The last image: it decides the index keys (the earlier ones are
-    /// older states of the same item, superseded by it).
-    flag: Option<(&'static EntityDecl, Attrs)>,
-    /// Count changes of the item's aggregate, in stream order.
-    counts: Vec<(usize, CountChange)>,
-}
-
-/// What processing one item did.
-#[derive(Default)]
-struct ItemDone {
-    /// Writes sent.
-    writes: usize,
-    /// The browse flag's outcome, if the item had listing records.
-    flag: Option<Outcome>,
-    /// Whether its aggregates changed.
-    aggregated: bool,
-    /// Positions of the records to report.
-    failed: Vec<usize>,
-}
-
-/// Processes the items, at most `concurrency` at a time, all in the calling
-/// task (polled by `buffer_unordered`, never spawned).
-async fn run_items(store: &Store, items: Items, request_id: &str, concurrency: usize) -> Vec<ItemDone> {
-    stream::iter(items.work)
-        .map(|(item, work)| run_item(store, item, work, request_id))
-        .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await
-}
-
-/// One item, one request at a time: the flag, then the aggregate. The two
-/// are independent (a failed flag does not hold back the count); a part
-/// that fails reports all its records.
-async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) -> ItemDone {
-    let mut done = ItemDone::default();
-    if let Some((decl, image)) = &work.flag {
-        match index_keys::repair(store, decl, image).await {
-            Ok(Outcome::Skipped) => {}
-            Ok(outcome) => {
-                done.writes += 1;
-                done.flag = Some(outcome);
-            }
-            Err(e) => {
-                done.writes += 1;
-                log_item_failure(request_id, &item, &e, work.flag_records.iter().map(|(_, s)| s.as_str()));
-                done.failed.extend(work.flag_records.iter().map(|(at, _)| *at));
-            }
-        }
-    }
-    if let Some((_, first)) = work.counts.first() {
-        let aggregate = first.aggregate.clone();
-        let (positions, changes): (Vec<usize>, Vec<CountChange>) = work.counts.into_iter().unzip();
-        match counters::apply(store, &aggregate, &changes).await {
-            Ok(n) => {
-                done.writes += n;
-                done.aggregated = n > 0;
-            }
-            Err(e) => {
-                log_item_failure(request_id, &item, &e, changes.iter().map(|c| c.sequence_number.as_str()));
-                done.failed.extend(positions);
-            }
-        }
-    }
-    done
-}
-
-fn log_item_failure<'a>(
-    request_id: &str,
-    item: &Key,
-    error: &dyn std::fmt::Display,
-    sequence_numbers: impl Iterator<Item = &'a str>,
-) {
-    let sequence_numbers: Vec<&str> = sequence_numbers.collect();
-    telemetry::tracing::error!(
-        requestId = request_id,
-        item = item.pk.as_str(),
-        error = %telemetry::redacted(error),
-        records = sequence_numbers.len(),
-        firstSequenceNumber = sequence_numbers.first().copied().unwrap_or_default(),
-        action = "reported for retry",
-        "item failed"
-    );
 }
 
 fn log_failure(request_id: &str, record: &EventRecord, error: &dyn std::fmt::Display, action: &str) {

@@ -12,3 +12,4 @@ pub mod model;
 pub mod shard;
 pub mod time;
 pub mod values;
+pub mod words;

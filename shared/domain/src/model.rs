@@ -393,6 +393,49 @@ pub struct CategoryRatingMarker {
     pub weight: u32,
 }
 
+/// A listing's posting under one search term ([`crate::words::Term`]),
+/// kept by the stream processor from the listing's current state while it
+/// is active. It carries what a search filters on, so a page reads the
+/// listings only for the postings it returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Posting {
+    /// The term as keyed ([`crate::words::Term::key`]).
+    pub term: String,
+    /// The listing.
+    pub listing_id: ListingId,
+    /// The title's indexed words, space-separated.
+    pub words: String,
+    /// The listing's category.
+    pub category_id: CategoryId,
+}
+
+impl Posting {
+    /// The postings a listing should have: one per term of its title while
+    /// it is active, none otherwise.
+    pub fn of_listing(listing: &Listing) -> Vec<Posting> {
+        if listing.status != ListingStatus::Active {
+            return Vec::new();
+        }
+        let words = crate::words::indexed(&listing.title);
+        let joined = words.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+        crate::words::terms(&words)
+            .iter()
+            .map(|term| Posting {
+                term: term.key(),
+                listing_id: listing.listing_id,
+                words: joined.clone(),
+                category_id: listing.category_id.clone(),
+            })
+            .collect()
+    }
+
+    /// The posting's indexed words.
+    pub fn word_set(&self) -> std::collections::BTreeSet<String> {
+        self.words.split(' ').filter(|w| !w.is_empty()).map(str::to_owned).collect()
+    }
+}
+
 /// A message between the buyer and the seller of an order, in the order's
 /// partition. It carries the parties, so reading messages needs no read of
 /// the order.

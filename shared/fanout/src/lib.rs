@@ -9,6 +9,7 @@ pub mod hint;
 pub mod key;
 pub mod nearest;
 pub mod page_planner;
+pub mod search;
 
 pub use key::{Cheapest, PageKey};
 pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Keyed, Position};

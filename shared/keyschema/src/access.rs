@@ -141,6 +141,14 @@ pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<KeyQuery, Sche
     Ok(q)
 }
 
+/// Beyond the seeds: the active listings posted under a search term (an
+/// indexed word of the title, or `<3 characters>*`), newest first; the
+/// reader reads the rarest list of a query and filters (`fanout::search`).
+/// `pk = SEARCH#<term> AND begins_with(sk, LISTING#)`, descending.
+pub fn postings(term: &str) -> Result<KeyQuery, SchemaError> {
+    Ok(crate::entities::posting::ENTITY.query(&[("term", v(term))])?.newest_first())
+}
+
 /// Beyond the seeds: a user's favorite listings, newest first.
 /// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
 pub fn favorites_of(user: &UserId) -> Result<KeyQuery, SchemaError> {

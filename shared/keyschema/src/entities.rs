@@ -290,6 +290,19 @@ pub mod category_rating_marker {
     };
 }
 
+/// Search postings: one per term of an active listing's title.
+pub mod posting {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::Posting,
+        key: key(Index::Table, "SEARCH#<term>", "LISTING#<listingId>"),
+        indexes: &[],
+        defaults: &[],
+        note: "written and deleted by the stream processor from the listing's current state (active only): one per indexed word of the title and per 3-character beginning of one (`cer*`); newest first by listing id",
+    };
+}
+
 /// Idempotency records: per caller and route.
 pub mod idempotency {
     use super::*;
@@ -320,6 +333,7 @@ pub const ALL: &[&EntityDecl] = &[
     &rating_marker::ENTITY,
     &category_rating::ENTITY,
     &category_rating_marker::ENTITY,
+    &posting::ENTITY,
     &idempotency::ENTITY,
     &checkpoint::ENTITY,
 ];
@@ -369,6 +383,7 @@ entities!(
     RatingMarker => rating_marker,
     CategoryRating => category_rating,
     CategoryRatingMarker => category_rating_marker,
+    Posting => posting,
     IdempotencyRecord => idempotency,
     Checkpoint => checkpoint,
 );

@@ -51,6 +51,8 @@ primary_keys! {
     product(id: &ProductId => "productId") of product;
     /// A user's favorite of a listing.
     favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite;
+    /// A listing's posting under a search term ([`domain::words::Term::key`]).
+    posting(term: &str => "term", listing: &ListingId => "listingId") of posting;
     /// A caller's idempotency record on a route.
     idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of idempotency;
     /// A maintenance job's checkpoint of one scan segment.

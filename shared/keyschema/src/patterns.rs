@@ -288,6 +288,14 @@ pub const PATTERNS: &[Pattern] = &[
         "GET /listings/near?lat=&lon=&radiusKm=",
     ),
     p(
+        "beyond AP4",
+        "active listings whose title holds words, newest first",
+        "Query x lists",
+        EntityType::Posting,
+        || Ok(Query(postings("cer*")?)),
+        "GET /search/listings?q=",
+    ),
+    p(
         "marketplace AP7, e-commerce AP1",
         "order by id",
         "GetItem",

@@ -131,6 +131,9 @@ entity_types!(
     CategoryRating,
     /// Records whether one review's rating is counted in its category's rating.
     CategoryRatingMarker,
+    /// A listing under one search term (a word of its title, or the
+    /// beginning of one).
+    Posting,
     /// Remembers an `Idempotency-Key` and the request it came with (expires by TTL).
     Idempotency,
     /// Where a maintenance job's scan segment got to.

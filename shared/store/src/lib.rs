@@ -7,6 +7,7 @@
 //! Writes are `keyschema::write` changes rendered by [`tx`]: one conditional
 //! `UpdateItem` ([`Store::update`]) or a [`tx::Transaction`] of named actions.
 
+mod batch;
 pub mod budget;
 pub mod client;
 pub mod conflicts;

@@ -111,6 +111,7 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
         sold_listing: ListingId::from_ulid(ulid(6, j)),
         order: OrderId::from_ulid(ulid(4, j)),
         review: ReviewId::from_ulid(ulid(5, j)),
+        term: if hot("term", 5) { "s*".to_owned() } else { format!("w{j}") },
     })
 }
 

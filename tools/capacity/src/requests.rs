@@ -30,6 +30,9 @@ pub struct Ids {
     pub sold_listing: ListingId,
     pub order: OrderId,
     pub review: ReviewId,
+    /// A search term: the hottest (`s*`, in a quarter of the corpus's
+    /// titles) in its share, a cold one otherwise.
+    pub term: String,
 }
 
 /// One item-level action.
@@ -53,9 +56,14 @@ pub struct Sizes {
     pub user: f64,
     pub order: f64,
     pub small: f64,
+    /// A search posting.
+    pub posting: f64,
 }
 
 type R = Result<Vec<Action>, SchemaError>;
+
+/// Search postings per new listing (the corpus's mean, rounded down).
+const POSTINGS_PER_LISTING: usize = 11;
 
 fn read(q: KeyQuery, items: f64, kb: f64) -> Action {
     Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None, times: 1.0 }
@@ -282,6 +290,42 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             // write of the item, in every index it is in.
             let none = Change::of(keys::listing(&ids.new_listing)?, NOW);
             out.push(update(listing_decl, &attrs(&new), &none, kb.listing, false)?);
+            // And its search postings: the listing read, then its terms put
+            // in one BatchWriteItem (11.2 per title of the corpus: one on
+            // the drawn term, 10 on cold ones).
+            out.push(get(keys::listing(&ids.new_listing)?, kb.listing, true));
+            for k in 0..POSTINGS_PER_LISTING {
+                let term = if k == 0 { ids.term.clone() } else { format!("w{}-{k}", ids.new_listing) };
+                let key = keys::posting(&term, &ids.new_listing)?;
+                let write = Action::Write {
+                    key,
+                    kb: kb.posting,
+                    tx: false,
+                    check: false,
+                    copies: Vec::new(),
+                    stream: true,
+                    coalesced: false,
+                };
+                out.push(write);
+            }
+            out
+        }
+        "search listings" => {
+            // The heads of two lists (the median page; 21 postings each),
+            // then the listings returned, in one BatchGetItem.
+            let mut out = Vec::new();
+            for term in [ids.term.clone(), format!("w{}", ids.new_listing)] {
+                out.push(read(access::postings(&term)?, page + 1.0, kb.posting));
+            }
+            out.push(Action::Read {
+                index: Index::Table,
+                pk: keys::listing(&ids.new_listing)?.pk,
+                items: page,
+                kb: kb.listing,
+                consistent: false,
+                ttl: None,
+                times: 1.0,
+            });
             out
         }
         "update listing price" => {

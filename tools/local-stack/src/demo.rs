@@ -135,7 +135,10 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         let keys = <Listing as Entity>::DECL.item_keys(&listing.attrs()?)?;
         let item = item::with_keys(&listing, &keys)?;
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
-        count += 1;
+        // And its search postings.
+        let postings = domain::model::Posting::of_listing(&listing);
+        count += 1 + postings.len();
+        store.write_batch(&postings, &[]).await?;
     }
     let order_id = parse(ORDER_ID)?;
     let order = Order {

@@ -199,6 +199,11 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             };
             same(m, vec![c.to_string(), r.to_string(), shard.to_string()])
         }),
+        (slug(), "[a-zà-ÿ0-9]{1,12}\\*?", ulid()).prop_map(|(c, term, l)| {
+            let (c, l): (CategoryId, ListingId) = (c.parse().unwrap(), ListingId::from_ulid(l));
+            let p = Posting { term: term.clone(), listing_id: l, words: "blue mug".into(), category_id: c };
+            same(p, vec![term, l.to_string()])
+        }),
         (user(), "[a-z]{1,10}", "[A-Za-z0-9_-]{1,64}").prop_map(|(u, route, k)| {
             let r = IdempotencyRecord {
                 caller_id: u.clone(),

@@ -1,0 +1,107 @@
+//! Beyond the seeds, search: `GET /search/listings?q=[&categoryId=]`, the
+//! active listings whose title holds every word of `q` (the last also as
+//! the beginning of a word), newest first. The stream processor keeps a
+//! posting per listing and term (`SEARCH#<term>` / `LISTING#<listingId>`,
+//! carrying the title's words and category); a page reads the rarest of
+//! the query's posting lists and filters ([`fanout::search`]), at most
+//! [`fanout::search::MAX_QUERIES`] queries, then reads the listings it
+//! returns in one `BatchGetItem` and keeps those still active and matching
+//! (a posting lags its listing by the stream's delay).
+
+use std::collections::BTreeMap;
+
+use api::{ApiError, Deps, Request, Response};
+use domain::ids::{CategoryId, ListingId};
+use domain::model::{Listing, ListingStatus, Posting};
+use domain::words::Query;
+use fanout::search::{self, ListAnswer, ListAsk, ListAsker, Posted};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::{access, keys, table};
+use serde::{Deserialize, Serialize};
+
+/// Answers posting-list queries from the table, in the handler's task.
+struct Lists<'a>(&'a Deps);
+
+impl ListAsker for Lists<'_> {
+    type Error = ApiError;
+    async fn ask(&self, asks: Vec<ListAsk>) -> Result<Vec<ListAnswer>, ApiError> {
+        stream::iter(asks)
+            .map(|ask| async move {
+                let query = access::postings(&ask.term)?;
+                let start = match ask.before {
+                    None => None,
+                    Some(before) => {
+                        let key = keys::posting(&ask.term, &ListingId::from_ulid(before))?;
+                        Some(BTreeMap::from([(table::PK.to_owned(), key.pk), (table::SK.to_owned(), key.sk)]))
+                    }
+                };
+                let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
+                let page = self.0.store.query_exact::<Posting>(&query, limit, start).await?;
+                let postings = page
+                    .items
+                    .iter()
+                    .map(|p| Posted {
+                        id: p.listing_id.ulid(),
+                        words: p.word_set(),
+                        category: p.category_id.to_string(),
+                    })
+                    .collect();
+                Ok::<_, ApiError>(ListAnswer { postings, more: page.next.is_some() })
+            })
+            .buffered(8)
+            .try_collect()
+            .await
+    }
+}
+
+/// Where the next page starts: listings older than this one.
+#[derive(Serialize, Deserialize)]
+struct Cursor {
+    #[serde(rename = "b")]
+    before: ListingId,
+}
+
+/// A page of results.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchBody {
+    items: Vec<Listing>,
+    /// Cursor of the next page; `null` on the last.
+    next_cursor: Option<String>,
+    /// The page stopped at its bound of queries before it was full; the
+    /// cursor goes on from the last listing looked at.
+    stopped_early: bool,
+}
+
+/// `GET /search/listings?q=[&categoryId=][&limit=][&cursor=]` (public).
+/// `Query pk = SEARCH#<term>, begins_with(sk, LISTING#), descending` per
+/// list read, then `BatchGetItem` of the listings returned.
+pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    let page = req.page(&["q", "categoryId"])?;
+    let q = req.query::<String>("q")?.ok_or_else(|| ApiError::bad_request("q: required"))?;
+    let query = Query::parse(&q).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let category = req.query::<CategoryId>("categoryId")?;
+    let scope = format!("search|{:?}|{}|{:?}", query.words, query.prefix, category.as_ref().map(|c| c.to_string()));
+    let before = match &page.cursor {
+        None => None,
+        Some(c) => Some(app.cursors.open::<Cursor>(&scope, c)?.before.ulid()),
+    };
+    let category_key = category.as_ref().map(|c| c.to_string());
+    let found = search::page(&query, category_key.as_deref(), usize::from(page.limit), before, &Lists(app)).await?;
+    let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
+    let keys = ids.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
+    let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
+        BTreeMap::new()
+    } else {
+        app.store.batch_get::<Listing>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
+    };
+    // Still active and matching: a posting lags its listing.
+    let items = ids
+        .iter()
+        .filter_map(|id| listings.remove(id))
+        .filter(|l| l.status == ListingStatus::Active && query.matches(&domain::words::indexed(&l.title)))
+        .filter(|l| category.as_ref().is_none_or(|c| *c == l.category_id))
+        .collect();
+    let next_cursor = found.next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
+    Response::ok(&SearchBody { items, next_cursor, stopped_early: found.stopped_early })
+}

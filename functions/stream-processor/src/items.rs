@@ -1,0 +1,150 @@
+//! A batch's work by the item it writes, and the work of one item: its
+//! index keys, its search postings, its aggregate, one request at a time.
+
+use std::collections::BTreeMap;
+
+use domain::ids::ListingId;
+use futures_util::stream::{self, StreamExt};
+use keyschema::decl::EntityDecl;
+use keyschema::{Attrs, Key};
+use store::Store;
+
+use crate::search::{self, Touched};
+use crate::{counters, index_keys, CountChange, Outcome};
+
+/// A batch's work, by the item it writes, in the order each first appears.
+#[derive(Default)]
+pub(crate) struct Items {
+    pub(crate) work: Vec<(Key, ItemWork)>,
+    at: BTreeMap<(String, String), usize>,
+}
+
+impl Items {
+    pub(crate) fn of(&mut self, item: Key) -> &mut ItemWork {
+        let next = self.work.len();
+        let i = *self.at.entry((item.pk.clone(), item.sk.clone())).or_insert(next);
+        if i == next {
+            self.work.push((item, ItemWork::default()));
+        }
+        &mut self.work[i].1
+    }
+}
+
+/// What a batch asks of one item. Records are named by their position in
+/// the batch (or in the changes given to [`aggregate`]).
+#[derive(Default)]
+pub(crate) struct ItemWork {
+    /// The records of the item's images (position, sequence number), in
+    /// stream order.
+    pub(crate) flag_records: Vec<(usize, String)>,
+    /// The last image: it decides the index keys (the earlier ones are
+    /// older states of the same item, superseded by it).
+    pub(crate) flag: Option<(&'static EntityDecl, Attrs)>,
+    /// Count changes of the item's aggregate, in stream order.
+    pub(crate) counts: Vec<(usize, CountChange)>,
+    /// The listing whose search postings the batch changes, and the terms
+    /// of its images.
+    pub(crate) search: Option<(ListingId, Touched)>,
+    /// The records that asked for it.
+    pub(crate) search_records: Vec<(usize, String)>,
+}
+
+/// What processing one item did.
+#[derive(Default)]
+pub(crate) struct ItemDone {
+    /// Writes sent.
+    pub(crate) writes: usize,
+    /// The browse flag's outcome, if the item had listing records.
+    pub(crate) flag: Option<Outcome>,
+    /// Whether its aggregates changed.
+    pub(crate) aggregated: bool,
+    /// Whether its search postings were brought in line.
+    pub(crate) searched: bool,
+    /// Positions of the records to report.
+    pub(crate) failed: Vec<usize>,
+}
+
+/// Processes the items, at most `concurrency` at a time, all in the calling
+/// task (polled by `buffer_unordered`, never spawned).
+pub(crate) async fn run_items(store: &Store, items: Items, request_id: &str, concurrency: usize) -> Vec<ItemDone> {
+    stream::iter(items.work)
+        .map(|(item, work)| run_item(store, item, work, request_id))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// One item, one request at a time: the flag, the search postings, then
+/// the aggregate. They are independent (a failed flag does not hold back
+/// the count); a part that fails reports all its records.
+async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) -> ItemDone {
+    let mut done = ItemDone::default();
+    if let Some((decl, image)) = &work.flag {
+        match index_keys::repair(store, decl, image).await {
+            Ok(Outcome::Skipped) => {}
+            Ok(outcome) => {
+                done.writes += 1;
+                done.flag = Some(outcome);
+            }
+            Err(e) => {
+                done.writes += 1;
+                let records = work.flag_records.iter().map(|(_, s)| s.as_str());
+                log_item_failure(request_id, &item, &e, records, "reported for retry");
+                done.failed.extend(work.flag_records.iter().map(|(at, _)| *at));
+            }
+        }
+    }
+    if let Some((listing, touched)) = &work.search {
+        match search::sync(store, listing, touched).await {
+            Ok(n) => {
+                done.writes += n;
+                done.searched = true;
+            }
+            // A listing that does not decode will not: logged, not retried.
+            Err(e @ store::StoreError::Decode(_)) => {
+                log_item_failure(request_id, &item, &e, std::iter::empty(), "skipped: it can never succeed");
+            }
+            Err(e) => {
+                done.writes += 1;
+                let records = work.search_records.iter().map(|(_, s)| s.as_str());
+                log_item_failure(request_id, &item, &e, records, "reported for retry");
+                done.failed.extend(work.search_records.iter().map(|(at, _)| *at));
+            }
+        }
+    }
+    if let Some((_, first)) = work.counts.first() {
+        let aggregate = first.aggregate.clone();
+        let (positions, changes): (Vec<usize>, Vec<CountChange>) = work.counts.into_iter().unzip();
+        match counters::apply(store, &aggregate, &changes).await {
+            Ok(n) => {
+                done.writes += n;
+                done.aggregated = n > 0;
+            }
+            Err(e) => {
+                let records = changes.iter().map(|c| c.sequence_number.as_str());
+                log_item_failure(request_id, &item, &e, records, "reported for retry");
+                done.failed.extend(positions);
+            }
+        }
+    }
+    done
+}
+
+fn log_item_failure<'a>(
+    request_id: &str,
+    item: &Key,
+    error: &dyn std::fmt::Display,
+    sequence_numbers: impl Iterator<Item = &'a str>,
+    action: &str,
+) {
+    let sequence_numbers: Vec<&str> = sequence_numbers.collect();
+    telemetry::tracing::error!(
+        requestId = request_id,
+        item = item.pk.as_str(),
+        error = %telemetry::redacted(error),
+        records = sequence_numbers.len(),
+        firstSequenceNumber = sequence_numbers.first().copied().unwrap_or_default(),
+        action,
+        "item failed"
+    );
+}

@@ -1,0 +1,239 @@
+//! Words for search: a title's words and a query's, folded the same way
+//! (Unicode compatibility decomposition, accents dropped, lowercase; any
+//! character that is not a letter or a digit separates words), and what a
+//! query asks of a title.
+//!
+//! A title is searchable by its *indexed words*: its distinct folded words
+//! but the [`STOP_WORDS`]. A query matches a title when every word but the
+//! last (stop words left out) is an indexed word of the title and the last
+//! word is the beginning of one (type-ahead: `blue cer` finds "Blue ceramic
+//! mug"). The search index keeps, per listing, a posting under each indexed
+//! word and under its first 1, 2 and [`PREFIX_CHARS`] characters ([`Term`]).
+//!
+//! A query's words, for its limits (at most [`MAX_QUERY_WORDS`], at least
+//! one), are its runs of characters between ASCII characters that are not
+//! letters or digits: a rule openapi.yaml states as a pattern exactly. Each
+//! run is then folded like a title (so `½` is the words `1` and `2`, and a
+//! run of symbols holds no word and matches nothing).
+
+use std::collections::BTreeSet;
+
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
+
+/// The 25 most frequent English words (wordfreq's `top_n_list("en", 25)`):
+/// neither indexed nor required. Each is in 2-22% of the titles of the test
+/// corpus (`tests/data/search-titles.txt`); docs/search.md has the capacity
+/// reasoning.
+pub const STOP_WORDS: [&str; 25] = [
+    "the", "to", "and", "of", "a", "in", "i", "is", "for", "that", "you", "it", "on", "with", "this", "was", "be",
+    "as", "are", "have", "at", "he", "not", "by", "but",
+];
+
+/// The longest prefix term (a query's last word is looked up by its first
+/// characters, at most this many).
+pub const PREFIX_CHARS: usize = 3;
+/// Longest query, in characters before folding.
+pub const MAX_QUERY_CHARS: usize = 100;
+/// Most words in a query, after folding (stop words included).
+pub const MAX_QUERY_WORDS: usize = 6;
+
+/// A text's words, folded, in order (repeats kept).
+pub fn fold(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for c in text.nfkd().filter(|c| !is_combining_mark(*c)) {
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else if !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether a folded word is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// A title's indexed words: distinct, folded, no stop words.
+pub fn indexed(title: &str) -> BTreeSet<String> {
+    fold(title).into_iter().filter(|w| !is_stop_word(w)).collect()
+}
+
+/// What a posting list is kept under.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Term {
+    /// An indexed word.
+    Word(String),
+    /// The first [`PREFIX_CHARS`] characters of an indexed word.
+    Prefix(String),
+}
+
+impl Term {
+    /// As it is written in the index key: the word, or the prefix and `*`
+    /// (never a word: words hold letters and digits only).
+    pub fn key(&self) -> String {
+        match self {
+            Term::Word(w) => w.clone(),
+            Term::Prefix(p) => format!("{p}*"),
+        }
+    }
+}
+
+/// The first `PREFIX_CHARS` characters of a word (all of a shorter one).
+fn prefix_of(word: &str) -> String {
+    word.chars().take(PREFIX_CHARS).collect()
+}
+
+/// The terms a title is posted under: its indexed words and their first
+/// 1, 2 and 3 characters.
+pub fn terms(indexed: &BTreeSet<String>) -> BTreeSet<Term> {
+    let mut out: BTreeSet<Term> = indexed.iter().map(|w| Term::Word(w.clone())).collect();
+    for w in indexed {
+        for n in 1..=PREFIX_CHARS.min(w.chars().count()) {
+            out.insert(Term::Prefix(w.chars().take(n).collect()));
+        }
+    }
+    out
+}
+
+/// Whether a character separates a query's words for its limits.
+pub fn is_query_separator(c: char) -> bool {
+    c.is_ascii() && !c.is_ascii_alphanumeric()
+}
+
+/// A parsed search query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// Words a title must hold (stop words left out), distinct.
+    pub words: BTreeSet<String>,
+    /// The beginning of a word a title must hold (the query's last word;
+    /// empty when no run of the query holds a letter or digit: nothing
+    /// matches).
+    pub prefix: String,
+}
+
+/// Why a query cannot be searched.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QueryError {
+    /// Longer than [`MAX_QUERY_CHARS`].
+    #[error("q must be at most {MAX_QUERY_CHARS} characters")]
+    TooLong,
+    /// No word: only ASCII characters other than letters and digits.
+    #[error("q must hold a word (a character that is not an ASCII space, punctuation or symbol)")]
+    Empty,
+    /// More than [`MAX_QUERY_WORDS`] words.
+    #[error("q must be at most {MAX_QUERY_WORDS} words")]
+    TooManyWords,
+}
+
+impl Query {
+    /// Parses `q`.
+    pub fn parse(q: &str) -> Result<Query, QueryError> {
+        if q.chars().count() > MAX_QUERY_CHARS {
+            return Err(QueryError::TooLong);
+        }
+        let runs: Vec<&str> = q.split(is_query_separator).filter(|r| !r.is_empty()).collect();
+        if runs.is_empty() {
+            return Err(QueryError::Empty);
+        }
+        if runs.len() > MAX_QUERY_WORDS {
+            return Err(QueryError::TooManyWords);
+        }
+        let mut words: Vec<String> = runs.iter().flat_map(|r| fold(r)).collect();
+        let prefix = words.pop().unwrap_or_default();
+        Ok(Query { words: words.into_iter().filter(|w| !is_stop_word(w)).collect(), prefix })
+    }
+
+    /// The posting lists that hold every match: one per required word, and
+    /// the prefix's. Any one of them can be read to find every match (each
+    /// holds them all). None when the query can match nothing.
+    pub fn lists(&self) -> Vec<Term> {
+        if self.prefix.is_empty() {
+            return Vec::new();
+        }
+        let mut lists: Vec<Term> = self.words.iter().map(|w| Term::Word(w.clone())).collect();
+        lists.push(Term::Prefix(prefix_of(&self.prefix)));
+        lists
+    }
+
+    /// Whether a title with these indexed words matches.
+    pub fn matches(&self, indexed: &BTreeSet<String>) -> bool {
+        !self.prefix.is_empty()
+            && self.words.iter().all(|w| indexed.contains(w))
+            && indexed.iter().any(|w| w.starts_with(&self.prefix))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(words: &[&str]) -> BTreeSet<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn folding_drops_accents_and_case_and_splits_at_punctuation() {
+        assert_eq!(
+            fold("Céramique BLEUE, l'été—ﬁne n°5 Straße"),
+            ["ceramique", "bleue", "l", "ete", "fine", "n", "5", "straße"]
+        );
+        assert_eq!(fold("  ...  "), Vec::<String>::new());
+        assert_eq!(fold("Ǆemal ÅNGSTRÖM"), ["dzemal", "angstrom"]);
+    }
+
+    #[test]
+    fn a_title_is_posted_under_its_words_and_their_prefixes_but_stop_words() {
+        let words = indexed("The Blue ceramic mug, a mug for tea");
+        assert_eq!(words, set(&["blue", "ceramic", "mug", "tea"]));
+        let keys: Vec<String> = terms(&words).iter().map(Term::key).collect();
+        assert_eq!(
+            keys,
+            [
+                "blue", "ceramic", "mug", "tea", "b*", "bl*", "blu*", "c*", "ce*", "cer*", "m*", "mu*", "mug*", "t*",
+                "te*", "tea*"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_query_needs_its_words_and_a_word_beginning_with_its_last() {
+        let q = Query::parse("Blue CER").unwrap();
+        assert_eq!(q, Query { words: set(&["blue"]), prefix: "cer".into() });
+        assert_eq!(q.lists(), [Term::Word("blue".into()), Term::Prefix("cer".into())]);
+        assert!(q.matches(&indexed("Blue ceramic mug")));
+        assert!(!q.matches(&indexed("Blue mug")));
+        assert!(!q.matches(&indexed("Ceramic mug")));
+        // Stop words are not required; a short last word is a short prefix.
+        let q = Query::parse("mug of bl").unwrap();
+        assert_eq!(q.lists(), [Term::Word("mug".into()), Term::Prefix("bl".into())]);
+        assert!(q.matches(&indexed("Blue mug")));
+        // Runs of the query are folded like titles: `½` is `1` and `2`.
+        assert_eq!(Query::parse("½").unwrap(), Query { words: set(&["1"]), prefix: "2".into() });
+        // A run with no letter or digit matches nothing.
+        let q = Query::parse("——").unwrap();
+        assert!(q.lists().is_empty() && !q.matches(&indexed("Anything")));
+        assert!(Query::parse("céramique").unwrap().matches(&indexed("CERAMIQUE bleue")));
+    }
+
+    #[test]
+    fn bad_queries_are_refused() {
+        assert_eq!(Query::parse(""), Err(QueryError::Empty));
+        assert_eq!(Query::parse(" ,;- "), Err(QueryError::Empty));
+        assert_eq!(Query::parse("a b c d e f g"), Err(QueryError::TooManyWords));
+        assert_eq!(Query::parse("a_b_c_d_e_f_g"), Err(QueryError::TooManyWords));
+        assert!(Query::parse("½ ½ ½ ½ ½ ½").is_ok(), "six runs, twelve words folded");
+        assert_eq!(Query::parse("the of").unwrap().lists(), [Term::Prefix("of".into())]);
+        assert_eq!(Query::parse(&"x".repeat(101)), Err(QueryError::TooLong));
+        assert!(Query::parse(&"x".repeat(100)).is_ok());
+        assert!(Query::parse("the mug").is_ok());
+        // A stop word as the last word is still a prefix ("the" -> "theater").
+        assert_eq!(Query::parse("the").unwrap().lists(), [Term::Prefix("the".into())]);
+    }
+}

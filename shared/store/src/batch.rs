@@ -1,0 +1,58 @@
+//! `BatchWriteItem`: unconditional puts and deletes of items only one
+//! writer keeps (the search postings the stream processor derives from a
+//! listing's current state), 25 to a request.
+
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
+use keyschema::{Entity, Key};
+
+use crate::{item, Store, StoreError, TOTAL};
+
+/// Rounds of unprocessed items asked again before `Throttled`.
+const ATTEMPTS: u32 = 5;
+
+impl Store {
+    /// Puts `puts` (replacing any item with the same key) and deletes
+    /// `deletes` (present or not), in requests of 25. Items DynamoDB leaves
+    /// unprocessed are sent again after a growing pause, a bounded number of
+    /// times (then `Throttled`). Returns the requests sent.
+    pub async fn write_batch<E: Entity>(&self, puts: &[E], deletes: &[Key]) -> Result<usize, StoreError> {
+        let mut writes = Vec::with_capacity(puts.len() + deletes.len());
+        for entity in puts {
+            let put = PutRequest::builder().set_item(Some(item::to_item(entity)?)).build().map_err(invalid)?;
+            writes.push(WriteRequest::builder().put_request(put).build());
+        }
+        for key in deletes {
+            let delete = DeleteRequest::builder().set_key(Some(item::key_item(key))).build().map_err(invalid)?;
+            writes.push(WriteRequest::builder().delete_request(delete).build());
+        }
+        let mut requests = 0;
+        for chunk in writes.chunks(25) {
+            let mut pending = chunk.to_vec();
+            let mut attempt = 0u32;
+            loop {
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .request_items(self.table(), pending)
+                    .return_consumed_capacity(TOTAL)
+                    .send()
+                    .await?;
+                requests += 1;
+                match out.unprocessed_items.and_then(|mut u| u.remove(self.table())) {
+                    Some(rest) if !rest.is_empty() => pending = rest,
+                    _ => break,
+                }
+                attempt += 1;
+                if attempt >= ATTEMPTS {
+                    return Err(StoreError::Throttled);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20 << attempt)).await;
+            }
+        }
+        Ok(requests)
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() }
+}
