@@ -18,10 +18,26 @@ use local_stack::dynamodb_local::DynamoDbLocal;
 use serde_json::{json, Value};
 use store::Usage;
 
-/// The shared emulator, started on first use.
+/// The emulator this test process uses: one of `./dev test`'s pool, else
+/// `DYNAMODB_ENDPOINT`, else one started on first use.
 pub fn endpoint() -> &'static str {
     static DYNAMO: OnceLock<DynamoDbLocal> = OnceLock::new();
+    static POOLED: OnceLock<Option<String>> = OnceLock::new();
+    if let Some(url) = POOLED.get_or_init(pooled) {
+        return url;
+    }
     &DYNAMO.get_or_init(|| DynamoDbLocal::start().expect("DynamoDB Local starts")).endpoint
+}
+
+/// One of `DYNAMODB_ENDPOINTS` (comma-separated, set by `./dev test`), by
+/// this process's id: nextest runs each test in a process of its own, so
+/// the tests spread over the emulators (one slows as the stream records of
+/// every table it ever had pile up).
+fn pooled() -> Option<String> {
+    let all = std::env::var("DYNAMODB_ENDPOINTS").ok()?;
+    let all: Vec<&str> = all.split(',').filter(|e| !e.is_empty()).collect();
+    let at = usize::try_from(std::process::id()).ok()? % all.len().max(1);
+    all.get(at).map(|e| (*e).to_owned())
 }
 
 /// A fresh table with the handlers' dependencies over it, deleted when the
