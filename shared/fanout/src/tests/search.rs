@@ -211,3 +211,32 @@ fn what_a_first_page_reads_per_listing_returned() {
     let bound = (MAX_QUERIES * DRIVER_LIMIT + 1) as f64;
     assert!(ratios.iter().all(|r| *r <= bound));
 }
+
+/// A long list whose matches are rare (one word in 3,000 titles, a category
+/// only the oldest few have): pages stop at the bound with a cursor (often
+/// empty), and the walk still finds exactly the matches, newest first.
+#[test]
+fn pages_stopped_at_the_bound_resume_and_the_walk_is_exact() {
+    let mut titles = Vec::new();
+    let mut lists: BTreeMap<String, Vec<Posted>> = BTreeMap::new();
+    for i in 0..3000u64 {
+        let id = Ulid::from_parts(1_790_000_000_000 + i, u128::from(i));
+        let category = if i % 997 == 0 { "rare" } else { "common" }.to_owned();
+        let words = indexed("Blue mug");
+        for term in terms(&words) {
+            lists.entry(term.key()).or_default().push(Posted { id, words: words.clone(), category: category.clone() });
+        }
+        titles.push(Title { id, words, category });
+    }
+    for list in lists.values_mut() {
+        list.reverse();
+    }
+    let m = Memory { titles, lists };
+    let query = Query::parse("mug").unwrap();
+    let (got, pages) = walk(&m, &query, Some("rare"), 20);
+    assert_eq!(got, brute(&m, &query, Some("rare")));
+    assert_eq!(got.len(), 4);
+    let early = pages.iter().filter(|p| p.stopped_early).count();
+    assert!(early >= 1, "{pages:?}");
+    println!("a rare category in a list of 3,000: {} pages, {early} stopped early", pages.len());
+}
