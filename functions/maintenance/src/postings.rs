@@ -4,8 +4,9 @@
 //! put, ones of terms it no longer has deleted. The postings are written
 //! without conditions (a `BatchWriteItem`), so the listing is read again
 //! after the writes: if it changed in between (its `updatedAt`), the
-//! postings are settled again from the newer state, and the stream
-//! processor's record of that change deletes anything left of the older.
+//! postings are settled again from the newer state, the terms just written
+//! among those it may delete (the stream processor may have handled the
+//! change before they landed).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +35,8 @@ pub enum Settled {
     Repaired,
     /// The listing kept changing: left to the stream processor.
     Moved,
+    /// The listing or one of its postings does not decode: left.
+    Unreadable,
 }
 
 impl Settled {
@@ -44,6 +47,7 @@ impl Settled {
             Settled::Differs => Some((1, 0, 0)),
             Settled::Repaired => Some((1, 1, 0)),
             Settled::Moved => Some((1, 0, 1)),
+            Settled::Unreadable => None,
         }
     }
 }
@@ -86,8 +90,15 @@ async fn to_settle(store: &Store, named: Named) -> Result<BTreeMap<ListingId, BT
     let mut out: BTreeMap<ListingId, BTreeSet<String>> = named.listings.iter().map(|l| (*l, terms_of(l))).collect();
     let others: Vec<ListingId> = named.postings.keys().filter(|l| !named.listings.contains(*l)).copied().collect();
     let keys = others.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
-    let current: BTreeMap<ListingId, Listing> =
-        store.batch_get::<Listing>(&keys, true).await?.into_iter().map(|l| (l.listing_id, l)).collect();
+    // One by one: a listing that does not decode is left (reconcile's other
+    // parts report it), not a failed page.
+    let current: BTreeMap<ListingId, Listing> = store
+        .batch_get_items(&keys, true)
+        .await?
+        .into_iter()
+        .filter_map(|i| store::item::from_item::<Listing>(i).ok())
+        .map(|l| (l.listing_id, l))
+        .collect();
     for listing in others {
         let want = current.get(&listing).map(Posting::of_listing).unwrap_or_default();
         for p in named.postings.get(&listing).into_iter().flatten() {
@@ -124,8 +135,21 @@ pub async fn settle_all(store: &Store, pacer: &Pacer, named: Named, dry_run: boo
 }
 
 /// Settles one listing's postings: those of its current state, and `terms`
-/// (postings seen of it) deleted unless the current state has them.
+/// (postings seen of it) deleted unless the current state has them. A
+/// listing or posting that does not decode is left (`Unreadable`).
 pub async fn settle(
+    store: &Store,
+    listing: &ListingId,
+    terms: &BTreeSet<String>,
+    dry_run: bool,
+) -> Result<Settled, StoreError> {
+    match settle_readable(store, listing, terms, dry_run).await {
+        Err(StoreError::Decode(_)) => Ok(Settled::Unreadable),
+        other => other,
+    }
+}
+
+async fn settle_readable(
     store: &Store,
     listing: &ListingId,
     terms: &BTreeSet<String>,
@@ -133,6 +157,7 @@ pub async fn settle(
 ) -> Result<Settled, StoreError> {
     let key = keys::listing(listing)?;
     let mut current: Option<Listing> = store.get_consistent(&key).await?;
+    let mut terms = terms.clone();
     let mut repaired = false;
     for _ in 0..ATTEMPTS {
         let want = current.as_ref().map(Posting::of_listing).unwrap_or_default();
@@ -160,6 +185,10 @@ pub async fn settle(
         if now.as_ref().map(|l| &l.updated_at) == current.as_ref().map(|l| &l.updated_at) {
             return Ok(Settled::Repaired);
         }
+        // It changed: the next round deletes what this one wrote unless the
+        // newer state has it too (the stream may have processed the change
+        // before this round's writes landed).
+        terms.extend(puts.into_iter().map(|p| p.term));
         current = now;
     }
     Ok(Settled::Moved)

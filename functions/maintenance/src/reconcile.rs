@@ -307,8 +307,10 @@ async fn repair_keys_of(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item
 async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
     let named = crate::postings::named(&items);
     for settled in crate::postings::settle_all(run.store, &run.pacer, named, run.options.dry_run).await? {
-        if let Some((found, repaired, moved)) = settled.tally() {
-            run.tally("search postings", found, repaired, moved);
+        match settled.tally() {
+            Some((found, repaired, moved)) => run.tally("search postings", found, repaired, moved),
+            None if settled == crate::postings::Settled::Unreadable => run.tally("unreadable items", 1, 0, 0),
+            None => {}
         }
     }
     let mut groups: BTreeMap<Key, (Aggregate, Vec<Instance>)> = BTreeMap::new();

@@ -169,8 +169,9 @@ pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &
 /// Processes a batch with at most `concurrency` items in flight (1: one
 /// item after another): groups the records by item, in the order each item
 /// first appears; per item, writes the browse flag its last listing image
-/// asks for, then its coalesced count changes; reports the records of each
-/// part that failed.
+/// asks for, then its search postings (if a record changed what it is found
+/// by), then its coalesced count changes; reports the records of each part
+/// that failed.
 pub async fn process_batch_with(
     store: &Store,
     records: &[EventRecord],

@@ -64,9 +64,12 @@ pub fn touched(record: &EventRecord) -> Result<Option<(ListingId, Touched)>, Rec
     let images: Vec<Searchable> = match record.event_name.as_str() {
         "INSERT" => searchable(new)?.into_iter().collect(),
         "REMOVE" => searchable(old)?.into_iter().collect(),
-        "MODIFY" => match (searchable(old)?, searchable(new)?) {
-            (Some(o), Some(n)) if o == n => Vec::new(),
-            (o, n) => o.into_iter().chain(n).collect(),
+        // One side that does not decode names no terms; the other still
+        // has the listing synced from its current state.
+        "MODIFY" => match (searchable(old), searchable(new)) {
+            (Err(e), Err(_)) => return Err(e),
+            (Ok(Some(o)), Ok(Some(n))) if o == n => Vec::new(),
+            (o, n) => o.ok().flatten().into_iter().chain(n.ok().flatten()).collect(),
         },
         _ => Vec::new(),
     };

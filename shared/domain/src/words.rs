@@ -35,8 +35,19 @@ pub const STOP_WORDS: [&str; 25] = [
 pub const PREFIX_CHARS: usize = 3;
 /// Longest query, in characters before folding.
 pub const MAX_QUERY_CHARS: usize = 100;
-/// Most words in a query, after folding (stop words included).
+/// Most words in a query: runs between ASCII separators (stop words
+/// included; a run may fold into several words).
 pub const MAX_QUERY_WORDS: usize = 6;
+/// A folded word is cut to this many characters (in titles and queries
+/// alike): compatibility decomposition can make one character 18 bytes
+/// (`㌖` is `キロメートル`), and a key holds at most 2,048.
+pub const MAX_WORD_CHARS: usize = 64;
+/// A title is indexed by its first this many distinct indexed words (at
+/// most 4 postings each).
+pub const MAX_INDEXED_WORDS: usize = 24;
+/// Most posting lists a page reads in its first round: the prefix's and
+/// the longest required words' (any one list holds every match).
+pub const MAX_LISTS: usize = 6;
 
 /// A text's words, folded, in order (repeats kept).
 pub fn fold(text: &str) -> Vec<String> {
@@ -52,6 +63,11 @@ pub fn fold(text: &str) -> Vec<String> {
     if !word.is_empty() {
         words.push(word);
     }
+    for w in &mut words {
+        if let Some((at, _)) = w.char_indices().nth(MAX_WORD_CHARS) {
+            w.truncate(at);
+        }
+    }
     words
 }
 
@@ -60,9 +76,17 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
-/// A title's indexed words: distinct, folded, no stop words.
+/// A title's indexed words: distinct, folded, no stop words, the first
+/// [`MAX_INDEXED_WORDS`] of them.
 pub fn indexed(title: &str) -> BTreeSet<String> {
-    fold(title).into_iter().filter(|w| !is_stop_word(w)).collect()
+    let mut out = BTreeSet::new();
+    for w in fold(title).into_iter().filter(|w| !is_stop_word(w)) {
+        if out.len() == MAX_INDEXED_WORDS {
+            break;
+        }
+        out.insert(w);
+    }
+    out
 }
 
 /// What a posting list is kept under.
@@ -150,14 +174,17 @@ impl Query {
         Ok(Query { words: words.into_iter().filter(|w| !is_stop_word(w)).collect(), prefix })
     }
 
-    /// The posting lists that hold every match: one per required word, and
-    /// the prefix's. Any one of them can be read to find every match (each
-    /// holds them all). None when the query can match nothing.
+    /// Posting lists that hold every match: the longest required words'
+    /// (at most [`MAX_LISTS`] - 1: a run can fold into many words) and the
+    /// prefix's. Any one of them can be read to find every match (each holds
+    /// them all). None when the query can match nothing.
     pub fn lists(&self) -> Vec<Term> {
         if self.prefix.is_empty() {
             return Vec::new();
         }
-        let mut lists: Vec<Term> = self.words.iter().map(|w| Term::Word(w.clone())).collect();
+        let mut words: Vec<&String> = self.words.iter().collect();
+        words.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
+        let mut lists: Vec<Term> = words.into_iter().take(MAX_LISTS - 1).map(|w| Term::Word(w.clone())).collect();
         lists.push(Term::Prefix(prefix_of(&self.prefix)));
         lists
     }
@@ -220,6 +247,24 @@ mod tests {
         let q = Query::parse("——").unwrap();
         assert!(q.lists().is_empty() && !q.matches(&indexed("Anything")));
         assert!(Query::parse("céramique").unwrap().matches(&indexed("CERAMIQUE bleue")));
+    }
+
+    #[test]
+    fn long_words_are_cut_many_words_capped_and_a_page_reads_at_most_six_lists() {
+        let long = "㌖".repeat(114);
+        assert!(long.chars().count() <= 200);
+        let words = indexed(&long);
+        let word = words.iter().next().unwrap();
+        assert_eq!(word.chars().count(), MAX_WORD_CHARS);
+        assert!(word.len() <= 4 * MAX_WORD_CHARS, "a key part of at most 256 bytes");
+        assert!(Query::parse(&"㌖".repeat(30)).unwrap().matches(&words), "cut alike in queries");
+        let many: String = (0..60).map(|i| format!("w{i} ")).collect();
+        assert_eq!(indexed(&many).len(), MAX_INDEXED_WORDS);
+        // One run (NBSP folds to a space) of many words.
+        let q: String = (0..20).map(|i| format!("x{i}\u{a0}")).collect::<String>() + "end";
+        let q = Query::parse(&q).unwrap();
+        assert!(q.words.len() > 15);
+        assert_eq!(q.lists().len(), MAX_LISTS);
     }
 
     #[test]

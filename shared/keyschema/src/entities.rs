@@ -299,7 +299,7 @@ pub mod posting {
         key: key(Index::Table, "SEARCH#<term>", "LISTING#<listingId>"),
         indexes: &[],
         defaults: &[],
-        note: "written and deleted by the stream processor from the listing's current state (active only): one per indexed word of the title and per 3-character beginning of one (`cer*`); newest first by listing id",
+        note: "written and deleted by the stream processor (and reconcile) from the listing's current state (active only): one per indexed word of the title (the first 24) and per beginning of 1 to 3 characters of one (`c*`, `ce*`, `cer*`); newest first by listing id",
     };
 }
 

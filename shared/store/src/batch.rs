@@ -1,6 +1,7 @@
-//! `BatchWriteItem`: unconditional puts and deletes of items only one
-//! writer keeps (the search postings the stream processor derives from a
-//! listing's current state), 25 to a request.
+//! `BatchWriteItem`: unconditional puts and deletes, 25 to a request, of
+//! items derived whole from another item (the search postings, derived from
+//! a listing's current state by the stream processor and reconcile, each of
+//! which reads the listing again to settle a race).
 
 use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 use keyschema::{Entity, Key};
