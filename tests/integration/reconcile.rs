@@ -422,6 +422,7 @@ async fn an_aggregate_moved_by_its_own_drift_while_checked_is_still_repaired() {
         .expect("a listing holds its favorites");
     // The markers' read waits; the batch counting both new favorites (+2
     // markers, +2 count, one transaction) lands in between.
+    faults.delay_through(&integration_tests::delaying_proxy(integration_tests::faults::DELAY).await);
     faults.inject("Query", Fault::Delayed, 1);
     let store = t.deps.store.clone();
     let check = tokio::spawn(async move { stream_processor::settle::check_aggregate(&store, &aggregate, false).await });

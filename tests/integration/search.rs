@@ -204,6 +204,7 @@ async fn reconcile_racing_a_title_change_leaves_the_new_title_only() {
         .collect();
     t.deps.store.write_batch::<domain::model::Posting>(&[], &lost).await.unwrap();
     let records_before = stream_records(&t).await.len();
+    faults.delay_through(&integration_tests::delaying_proxy(DELAY).await);
     faults.inject("BatchWriteItem", Fault::Delayed, 1);
     let store = t.deps.store.clone();
     let listing: domain::ids::ListingId = id.parse().unwrap();

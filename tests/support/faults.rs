@@ -39,14 +39,14 @@ pub enum Fault {
     /// `TransactionConflict`), as DynamoDB answers two transactions on one
     /// item in flight together (DynamoDB Local serializes them instead).
     Conflict,
-    /// Applied as sent, after a pause of [`DELAY`] (the worker thread
-    /// sleeps: run such tests on the multi-thread runtime), so that another
-    /// task's writes land between this request and the one before it.
+    /// Applied as sent, after a pause: sent through the delaying proxy
+    /// given to [`Faults::delay_through`] (`crate::delaying_proxy`), so that
+    /// another task's writes land between this request and the one before.
     Delayed,
 }
 
-/// How long a [`Fault::Delayed`] request waits before it is sent.
-pub const DELAY: std::time::Duration = std::time::Duration::from_millis(600);
+/// The pause to give the delaying proxy of [`Fault::Delayed`].
+pub const DELAY: std::time::Duration = std::time::Duration::from_millis(800);
 
 impl Fault {
     /// Every fault.
@@ -109,12 +109,17 @@ fn black_hole() -> std::net::SocketAddr {
 
 /// Planned faults, shared with the client it is installed on.
 #[derive(Clone, Debug, Default)]
-pub struct Faults(Arc<Mutex<Vec<Planned>>>);
+pub struct Faults(Arc<Mutex<Vec<Planned>>>, Arc<Mutex<Option<String>>>);
 
 impl Faults {
     /// The next `times` attempts of `operation` (such as `TransactWriteItems`) meet `fault`.
     pub fn inject(&self, operation: &str, fault: Fault, times: u32) {
         self.0.lock().unwrap().push(Planned { operation: operation.to_owned(), fault, times });
+    }
+
+    /// Where [`Fault::Delayed`] requests go: a delaying proxy's URL.
+    pub fn delay_through(&self, url: &str) {
+        *self.1.lock().unwrap() = Some(url.to_owned());
     }
 
     /// Faults planned but not yet met.
@@ -149,7 +154,8 @@ impl Intercept for Faults {
         let operation = store::operation_name(cfg);
         let fault = self.take(&operation);
         if fault == Some(Fault::Delayed) {
-            std::thread::sleep(DELAY);
+            let via = self.1.lock().unwrap().clone().ok_or("Fault::Delayed needs Faults::delay_through")?;
+            ctx.request_mut().set_uri(format!("{via}/"))?;
             cfg.interceptor_state().store_put(ThisAttempt(None));
             return Ok(());
         }
