@@ -181,12 +181,75 @@ async fn a_listing_with_a_location_is_near_until_it_is_removed_and_bad_input_is_
         vec![("lat", "90.1"), ("lon", "0"), ("radiusKm", "1")],
         vec![("lat", "0"), ("lon", "abc"), ("radiusKm", "1")],
         vec![("lat", "NaN"), ("lon", "0"), ("radiusKm", "1")],
-        vec![("lat", "0"), ("lon", "0"), ("radiusKm", "1"), ("categoryId", "pottery")],
+        vec![("lat", "0"), ("lon", "0"), ("radiusKm", "1"), ("categoryId", "Not A Slug!")],
     ] {
         let mut r = req("GET /listings/near");
         for (k, v) in &q {
             r = r.query(k, v);
         }
         assert_eq!(listings(&t.deps, r).await.status, 400, "{q:?}");
+    }
+}
+
+/// `categoryId` filters: 600 listings around one point, one in 20 in
+/// another category; walks of that category are exact against a brute-force
+/// sort, pages stop at the bound of rounds (saying so) and go on, and every
+/// page moves the cursor.
+#[tokio::test]
+async fn a_category_near_a_point_is_exact_and_bounded() {
+    let t = TestTable::with_demo_data().await;
+    let centre = Location::new(48.8566, 2.3522).unwrap();
+    let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[9; 32]);
+    let all: Vec<Listing> = (0..600)
+        .map(|i| {
+            let at = centre.toward(rng.random_range(0.0..8.0), rng.random_range(0.0..360.0));
+            let mut l = listing(i, Some(at), ListingStatus::Active);
+            if i % 20 == 0 {
+                l.category_id = "books".parse().unwrap();
+            }
+            l
+        })
+        .collect();
+    put_all(&t, &all).await;
+    for (radius, limit) in [(5.0, 3u16), (8.0, 100)] {
+        let mut want: Vec<(String, f64)> = all
+            .iter()
+            .filter(|l| l.category_id.as_str() == "books")
+            .map(|l| (l.listing_id.to_string(), centre.distance_km(&l.location.unwrap())))
+            .filter(|(_, km)| *km <= radius)
+            .collect();
+        want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let (mut got, mut cursor, mut early, mut pages) = (Vec::new(), None::<String>, 0, 0);
+        loop {
+            let mut r = req("GET /listings/near")
+                .query("lat", centre.lat)
+                .query("lon", centre.lon)
+                .query("radiusKm", radius)
+                .query("categoryId", "books")
+                .query("limit", limit);
+            if let Some(c) = &cursor {
+                r = r.query("cursor", c);
+            }
+            let page = listings(&t.deps, r).await;
+            assert_eq!(page.status, 200, "{:?}", page.body);
+            early += usize::from(page.body["stoppedEarly"] == true);
+            got.extend(page.items().iter().map(|l| {
+                assert_eq!(l["categoryId"], "books");
+                l["listingId"].as_str().unwrap().to_owned()
+            }));
+            pages += 1;
+            let next = page.next_cursor();
+            assert!(next != cursor || next.is_none(), "every page moves on");
+            cursor = next;
+            if cursor.is_none() {
+                break;
+            }
+            assert!(pages < 500, "the walk ends");
+        }
+        let want: Vec<String> = want.into_iter().map(|(id, _)| id).collect();
+        assert_eq!(got, want, "radius {radius}, limit {limit}");
+        println!(
+            "near a point, category 1 in 20, radius {radius}, limit {limit}: {pages} pages, {early} stopped early"
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! querying the cells of one round together; the signed cursor carries the
 //! last distance and id returned.
 
-use api::{ApiError, Deps, ListBody, Request, Response};
+use api::{ApiError, Deps, Request, Response};
 use domain::geo::Location;
 use domain::model::Listing;
 use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed};
@@ -82,16 +82,30 @@ fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Re
     (value.is_finite() && range.contains(&value)).then_some(value).ok_or_else(bad)
 }
 
-/// `GET /listings/near?lat=&lon=&radiusKm=[&limit=][&cursor=]` (public).
-/// `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash prefix>)`
-/// per cell searched.
+/// A page of listings near a point.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NearBody {
+    items: Vec<Near>,
+    /// Cursor of the next page; `null` on the last.
+    next_cursor: Option<String>,
+    /// With `categoryId`: the page reached its bound of rounds before it was
+    /// full; the cursor goes on after the last listing looked at.
+    stopped_early: bool,
+}
+
+/// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
+/// (public). `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash
+/// prefix>)` per cell searched; a category is a filter, bounded by
+/// [`nearest::MAX_ROUNDS`] rounds a page.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
-    let page = req.page(&["lat", "lon", "radiusKm"])?;
+    let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
     let lon = number(&req, "lon", -180.0..=180.0)?;
     let radius = number(&req, "radiusKm", 0.0..=MAX_RADIUS_KM)?;
+    let category = req.query::<domain::ids::CategoryId>("categoryId")?;
     let at = Location::new(lat, lon).ok_or_else(|| ApiError::bad_request("lat and lon: out of range"))?;
-    let scope = format!("near|{lat:?}|{lon:?}|{radius:?}");
+    let scope = format!("near|{lat:?}|{lon:?}|{radius:?}|{:?}", category.as_ref().map(|c| c.to_string()));
     let after = match &page.cursor {
         None => None,
         Some(c) => {
@@ -103,11 +117,13 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
             Some(After { km, id: cursor.id.ulid() })
         }
     };
-    let (found, next, _cost) = nearest::page(at, radius, usize::from(page.limit), after, &Cells(app)).await?;
+    let keep = |l: &Located| category.as_ref().is_none_or(|c| *c == l.0.category_id);
+    let limit = usize::from(page.limit);
+    let (found, next, cost) = nearest::page_where(at, radius, limit, after, &keep, &Cells(app)).await?;
     let next_cursor = next.map(|n| {
         app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: domain::ids::ListingId::from_ulid(n.id) })
     });
     let items: Vec<Near> =
         found.into_iter().map(|f| Near { listing: f.item.0, distance_km: (f.km * 1000.0).round() / 1000.0 }).collect();
-    Response::ok(&ListBody { items, next_cursor })
+    Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })
 }

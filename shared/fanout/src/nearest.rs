@@ -71,7 +71,7 @@ pub trait CellAsker<T> {
 }
 
 /// Where a walk is: every item nearer than `km` (or as near, with an id up
-/// to `id`) has been returned.
+/// to `id`) has been looked at (returned, unless a filter passed it over).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct After {
     /// The distance of the last item returned.
@@ -98,7 +98,15 @@ pub struct Cost {
     pub rounds: usize,
     /// Items the queries read.
     pub read: usize,
+    /// The page reached [`MAX_ROUNDS`] before it was full (only a filter
+    /// can make it: see [`page_where`]); its cursor goes on after the last
+    /// item looked at.
+    pub stopped_early: bool,
 }
+
+/// Rounds after which a page stops, once it has looked at an item (a page
+/// of 100 without a filter takes at most 10).
+pub const MAX_ROUNDS: usize = 16;
 
 enum Entry<T> {
     Cell { near: f64, prefix: String, after: Option<String> },
@@ -144,6 +152,21 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
     after: Option<After>,
     asker: &A,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
+    page_where(at, radius_km, limit, after, &|_| true, asker).await
+}
+
+/// [`page`] of the items `keep` keeps (a category): the others are looked
+/// at in order and passed over. A rare kind in a dense radius would read on
+/// and on, so a page stops after [`MAX_ROUNDS`] once it has looked at an
+/// item (so that every page moves the cursor on), saying so in its cost.
+pub async fn page_where<T: Placed, A: CellAsker<T>>(
+    at: Location,
+    radius_km: f64,
+    limit: usize,
+    after: Option<After>,
+    keep: &(dyn Fn(&T) -> bool + Sync),
+    asker: &A,
+) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
     let mut heap: BinaryHeap<Entry<T>> = BinaryHeap::new();
     let push_cell = |heap: &mut BinaryHeap<Entry<T>>, prefix: String, after_key: Option<String>| {
         let Some(cell) = Cell::of(&prefix) else { return };
@@ -156,11 +179,19 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
         push_cell(&mut heap, prefix, None);
     }
     let (mut out, mut cost) = (Vec::new(), Cost::default());
+    let mut looked_at: Option<After> = None;
     while out.len() < limit {
+        if cost.rounds >= MAX_ROUNDS && looked_at.is_some() {
+            cost.stopped_early = true;
+            break;
+        }
         let Some(top) = heap.pop() else { break };
         let asks = match top {
             Entry::Item { km, item, .. } => {
-                out.push(Found { item, km });
+                looked_at = Some(After { km, id: item.id() });
+                if keep(&item) {
+                    out.push(Found { item, km });
+                }
                 continue;
             }
             Entry::Cell { prefix, after, .. } => {
@@ -209,8 +240,8 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
             }
         }
     }
-    let next = match (out.last(), heap.is_empty()) {
-        (Some(last), false) => Some(After { km: last.km, id: last.item.id() }),
+    let next = match (looked_at, heap.is_empty()) {
+        (Some(last), false) => Some(last),
         _ => None,
     };
     Ok((out, next, cost))

@@ -90,6 +90,7 @@ fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)
             queries: worst.queries.max(cost.queries),
             rounds: worst.rounds.max(cost.rounds),
             read: worst.read.max(cost.read),
+            ..Cost::default()
         };
         got.extend(items.iter().map(|f| (f.item.id, f.km)));
         match next {
