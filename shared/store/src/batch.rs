@@ -8,7 +8,7 @@ use keyschema::{Entity, Key};
 
 use crate::{item, Store, StoreError, TOTAL};
 
-/// Rounds of unprocessed items asked again before `Throttled`.
+/// Rounds of a batch request (its unprocessed part sent again) before `Throttled`.
 const ATTEMPTS: u32 = 5;
 
 impl Store {
@@ -43,17 +43,25 @@ impl Store {
                     Some(rest) if !rest.is_empty() => pending = rest,
                     _ => break,
                 }
-                attempt += 1;
-                if attempt >= ATTEMPTS {
-                    return Err(StoreError::Throttled);
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(20 << attempt)).await;
+                back_off(&mut attempt).await?;
             }
         }
         Ok(requests)
     }
 }
 
-fn invalid(e: impl std::fmt::Display) -> StoreError {
+/// Before a batch request sends what the previous one left unprocessed: a
+/// growing pause, or `Throttled` after [`ATTEMPTS`] rounds.
+pub(crate) async fn back_off(attempt: &mut u32) -> Result<(), StoreError> {
+    *attempt += 1;
+    if *attempt >= ATTEMPTS {
+        return Err(StoreError::Throttled);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(20 << *attempt)).await;
+    Ok(())
+}
+
+/// A request the SDK's builder refused (a bug, never input).
+pub(crate) fn invalid(e: impl std::fmt::Display) -> StoreError {
     StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() }
 }

@@ -125,7 +125,7 @@ impl Store {
                 .set_keys(Some(chunk.iter().map(item::key_item).collect()))
                 .consistent_read(consistent)
                 .build()
-                .map_err(|e| StoreError::Service { code: "InvalidRequest".into(), message: e.to_string() })?;
+                .map_err(batch::invalid)?;
             let mut attempt = 0u32;
             loop {
                 let out = self
@@ -142,11 +142,7 @@ impl Store {
                     Some(rest) if !rest.keys.is_empty() => pending = rest,
                     _ => break,
                 }
-                attempt += 1;
-                if attempt >= 5 {
-                    return Err(StoreError::Throttled);
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(20 << attempt)).await;
+                batch::back_off(&mut attempt).await?;
             }
         }
         Ok(found)
