@@ -429,19 +429,27 @@ async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
     assert_eq!(today.writes, many.writes - 10 + 2 + 1, "before: a write for each stale listing record as well");
 }
 
-/// The part of an item a record's write lands on: the item (a listing or a
-/// user) and whether it is the listing's browse flag (else the aggregate).
-fn part_of(record: &EventRecord) -> Option<(String, bool)> {
+/// The parts a record's writes land on: a listing's browse flag, a
+/// listing's favorite count, a user's ratings, and (for a review naming a
+/// category) the category's rating, so one review record is in two parts.
+fn parts_of(record: &EventRecord) -> Vec<Kept> {
     let image = if record.event_name == "REMOVE" { &record.change.old_image } else { &record.change.new_image };
     let field = |name: &str| match image.get(name) {
         Some(serde_dynamo::AttributeValue::S(v)) => Some(v.clone()),
         _ => None,
     };
-    match field("entityType")?.as_str() {
-        "Listing" if record.event_name != "REMOVE" => Some((field("listingId")?, true)),
-        "Favorite" if record.event_name != "MODIFY" => Some((field("listingId")?, false)),
-        "Review" if record.event_name != "MODIFY" => Some((field("reviewedUserId")?, false)),
-        _ => None,
+    let kind = field("entityType").unwrap_or_default();
+    match kind.as_str() {
+        "Listing" if record.event_name != "REMOVE" => field("listingId").map(Kept::Flag).into_iter().collect(),
+        "Favorite" if record.event_name != "MODIFY" => {
+            field("listingId").map(Kept::FavoriteCount).into_iter().collect()
+        }
+        "Review" if record.event_name != "MODIFY" => field("reviewedUserId")
+            .map(Kept::Ratings)
+            .into_iter()
+            .chain(field("categoryId").map(Kept::CategoryRating))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -449,15 +457,16 @@ fn part_of(record: &EventRecord) -> Option<(String, bool)> {
 /// aggregate transaction sent never get an answer (the operation times out:
 /// not applied), two more of each are applied with their answers lost (the
 /// SDK sends them again). The batch reports exactly the records of the two
-/// failed parts, in stream order; the items after the first of them went on
-/// and are not reported; Lambda's redelivery from the first failed record
-/// applies just the two missing parts: everything else redelivered (items
-/// that had succeeded) changes nothing.
+/// failed parts (a review is in its user's and its category's), in stream
+/// order; the items after the first of them went on and are not reported;
+/// Lambda's redelivery from the first failed record applies just the two
+/// missing parts: everything else redelivered (items that had succeeded)
+/// changes nothing.
 #[tokio::test]
 async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_harmless() {
     let (t, faults) = TestTable::with_faults().await;
     let records = workload(&t, 10).await;
-    let parts: Vec<Option<(String, bool)>> = records.iter().map(part_of).collect();
+    let parts: Vec<Vec<Kept>> = records.iter().map(parts_of).collect();
     let seq = |r: &EventRecord| r.change.sequence_number.clone().unwrap();
     faults.inject("UpdateItem", Fault::TimedOut, 1);
     faults.inject("TransactWriteItems", Fault::TimedOut, 1);
@@ -471,20 +480,24 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
         failed.iter().map(|f| records.iter().position(|r| seq(r) == *f).expect("a record of the batch")).collect();
     let in_order: Vec<String> = reported.iter().map(|at| seq(&records[*at])).collect();
     assert_eq!(failed, in_order, "reported once each, in stream order");
-    let failed_parts: BTreeSet<&(String, bool)> = reported.iter().filter_map(|at| parts[*at].as_ref()).collect();
-    let kinds: Vec<bool> = failed_parts.iter().map(|(_, flag)| *flag).collect();
-    assert_eq!(kinds.len(), 2, "one flag and one aggregate failed: {failed_parts:?}");
-    assert!(kinds.contains(&true) && kinds.contains(&false), "one flag and one aggregate failed: {failed_parts:?}");
-    let of_failed_parts: BTreeSet<usize> =
-        (0..records.len()).filter(|at| parts[*at].as_ref().is_some_and(|p| failed_parts.contains(p))).collect();
-    assert_eq!(reported, of_failed_parts, "exactly every record of the two failed parts");
-    let first = *reported.first().unwrap();
-    let failed_items: BTreeSet<&String> = failed_parts.iter().map(|(item, _)| item).collect();
-    let succeeded_after: BTreeSet<&String> = (first..records.len())
-        .filter_map(|at| parts[at].as_ref().map(|(item, _)| item))
-        .filter(|item| !failed_items.contains(item))
+    // Which aggregate's transaction is sent first depends on how the items
+    // interleave: find the one flag and the one aggregate whose records are
+    // exactly the records reported.
+    let records_of =
+        |part: &Kept| -> BTreeSet<usize> { (0..records.len()).filter(|at| parts[*at].contains(part)).collect() };
+    let all_parts: BTreeSet<&Kept> = parts.iter().flatten().collect();
+    let explaining: Vec<(&Kept, &Kept)> = all_parts
+        .iter()
+        .filter(|p| matches!(p, Kept::Flag(_)))
+        .flat_map(|flag| all_parts.iter().filter(|p| !matches!(p, Kept::Flag(_))).map(move |agg| (*flag, *agg)))
+        .filter(|(flag, agg)| records_of(flag).union(&records_of(agg)).copied().collect::<BTreeSet<_>>() == reported)
         .collect();
-    assert!(succeeded_after.len() > 10, "items after the first failed record went on: {}", succeeded_after.len());
+    assert_eq!(explaining.len(), 1, "exactly every record of one flag and one aggregate: {reported:?} {explaining:?}");
+    let missing: BTreeSet<Kept> = [explaining[0].0.clone(), explaining[0].1.clone()].into();
+    let first = *reported.first().unwrap();
+    let succeeded_after: BTreeSet<&Kept> =
+        (first..records.len()).flat_map(|at| parts[at].iter()).filter(|p| !missing.contains(*p)).collect();
+    assert!(succeeded_after.len() > 10, "parts after the first failed record went on: {}", succeeded_after.len());
     let middle = kept(&scan(&t).await);
     let applied = changed(&before, &middle);
 
@@ -495,14 +508,6 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     assert_exact(&after_items);
     let after = kept(&after_items);
     let on_redelivery = changed(&middle, &after);
-    let missing: BTreeSet<Kept> = failed_parts
-        .iter()
-        .map(|(item, flag)| match (flag, item.starts_with("trader-")) {
-            (true, _) => Kept::Flag(item.clone()),
-            (false, true) => Kept::Ratings(item.clone()),
-            (false, false) => Kept::FavoriteCount(item.clone()),
-        })
-        .collect();
     assert_eq!(on_redelivery, missing, "the redelivery changed just the two failed parts");
     assert!(applied.is_disjoint(&missing), "which the first delivery had not changed");
 
