@@ -1,0 +1,26 @@
+"""Fails if a target built without a test harness (`test = false` in its
+Cargo.toml, to save a build and a link) holds a test that would never run.
+
+A lib target with test = false: every .rs file under its directory; a bin
+target: its main file. Reads `cargo metadata` on stdin.
+"""
+
+import json
+import pathlib
+import re
+import sys
+
+TEST = re.compile(r"#\[(?:tokio::)?test\b|#\[cfg\(test\)\]")
+
+found = []
+for package in json.load(sys.stdin)["packages"]:
+    for target in package["targets"]:
+        if target.get("test", True) or not {"lib", "bin"} & set(target["kind"]):
+            continue
+        main = pathlib.Path(target["src_path"])
+        files = main.parent.rglob("*.rs") if "lib" in target["kind"] else [main]
+        found += [f"{package['name']} ({target['name']}): {f}" for f in files if TEST.search(f.read_text())]
+if found:
+    print("tests in targets built with test = false (they would never run; set test = true):")
+    print("\n".join(found))
+    sys.exit(1)
