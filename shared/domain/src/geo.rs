@@ -130,6 +130,12 @@ impl Cell {
         (near, d + reach)
     }
 
+    /// Its area in km² (a band of latitude times its share of longitude).
+    pub fn area_km2(&self) -> f64 {
+        let band = self.lat.1.to_radians().sin() - self.lat.0.to_radians().sin();
+        EARTH_RADIUS_KM * EARTH_RADIUS_KM * band * (self.lon.1 - self.lon.0).to_radians()
+    }
+
     /// The geohash cells of `len` characters within `radius_km` of `p`
     /// (every cell any point of which may be that close).
     pub fn covering(p: &Location, radius_km: f64, len: usize) -> Vec<String> {
@@ -163,6 +169,18 @@ impl Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_areas_add_up_to_the_sphere_and_shrink_toward_the_poles() {
+        let cells: Vec<Cell> = BASE32.iter().filter_map(|c| Cell::of(&(*c as char).to_string())).collect();
+        let total: f64 = cells.iter().map(Cell::area_km2).sum();
+        let sphere = 4.0 * std::f64::consts::PI * EARTH_RADIUS_KM * EARTH_RADIUS_KM;
+        assert!((total - sphere).abs() < 1e-6 * sphere, "{total} vs {sphere}");
+        let cell_at = |lat| Cell::of(&Location::new(lat, 0.0).unwrap().geohash(3)).unwrap().area_km2();
+        // Same angles, about 156 km square at the equator; a sliver at a pole.
+        assert!((20_000.0..30_000.0).contains(&cell_at(0.1)), "{}", cell_at(0.1));
+        assert!(cell_at(89.9) < cell_at(0.1) / 50.0, "{}", cell_at(89.9));
+    }
 
     #[test]
     fn geohashes_match_the_published_examples_and_decode_back() {

@@ -5,15 +5,21 @@
 //!
 //! A best-first search: a heap holds cells (by the nearest any point of
 //! them can be) and items (by their distance). The cells covering the
-//! circle go in first; the nearest entry comes out: an item is the next
-//! result (nothing still unread can be nearer: every cell holding it would
-//! have come out first, cells before items at equal values); a cell that
-//! comes out is queried together with the next cells in order (up to where
-//! the items found could fill the page), each for up to [`CELL_LIMIT`]
-//! items. A cell that answers with all its items puts them in; one that has
-//! more is split into its 32 sub-cells (or, at full length, continued after
-//! its last item). A page resumes after the last item returned (distance
-//! and id): cells wholly nearer are never queried again.
+//! circle go in first (as smaller cells where the circle is much smaller
+//! than they are); the nearest entry comes out: an item is the next result
+//! (nothing still unread can be nearer: every cell holding it would have
+//! come out first, cells before items at equal values); a cell that comes
+//! out is queried together with a few of the next cells in order (up to
+//! where the items found could fill the page), each for up to
+//! [`CELL_LIMIT`] items. A cell that answers with all its items puts them
+//! in; one that has more is split into its sub-cells (or, at full length,
+//! continued after its last item). A page resumes after the last item
+//! looked at (distance and id): cells wholly nearer are never queried again.
+//!
+//! What a page reads is measured by `what_a_near_page_reads` (the tests):
+//! few cells per round keep a city's page of 20 near 20 queries and 30 read
+//! units, where querying every cell that might hold a result read ten times
+//! that.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -23,8 +29,20 @@ use ulid::Ulid;
 
 /// Items one cell query asks for before the cell is split.
 pub const CELL_LIMIT: usize = 32;
-/// Cells queried at once.
+/// Cells queried in one round: at most this many ...
 const CELLS_AT_ONCE: usize = 64;
+/// ... and at first a fifth of the page, at least this many (plus every
+/// cell as near as the first: all of them must be read before anything is
+/// returned, as at a pole) ...
+const MIN_AT_ONCE: usize = 4;
+/// ... doubling after a round that found nothing, and every round after
+/// this many.
+const GROW_AFTER: usize = 4;
+/// A cell larger than the circle (in area) is looked at as its sub-cells
+/// that meet the circle ...
+const REFINE: f64 = 1.0;
+/// ... unless they are more than this many.
+const MAX_REFINED: usize = 64;
 const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
 
 /// An item of the index.
@@ -98,14 +116,14 @@ pub struct Cost {
     pub rounds: usize,
     /// Items the queries read.
     pub read: usize,
-    /// The page reached [`MAX_ROUNDS`] before it was full (only a filter
-    /// can make it: see [`page_where`]); its cursor goes on after the last
-    /// item looked at.
+    /// The page reached [`MAX_ROUNDS`] before it was full (a filter, see
+    /// [`page_where`], or a place denser than any measured); its cursor goes
+    /// on after the last item looked at.
     pub stopped_early: bool,
 }
 
-/// Rounds after which a page stops, once it has looked at an item (a page
-/// of 100 without a filter takes at most 10).
+/// Rounds after which a page stops, once it has looked at an item (pages
+/// without a filter took at most 10 in the tests, 7 in a city).
 pub const MAX_ROUNDS: usize = 16;
 
 enum Entry<T> {
@@ -168,18 +186,19 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     asker: &A,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
     let mut heap: BinaryHeap<Entry<T>> = BinaryHeap::new();
-    let push_cell = |heap: &mut BinaryHeap<Entry<T>>, prefix: String, after_key: Option<String>| {
-        let Some(cell) = Cell::of(&prefix) else { return };
-        let (near, far) = cell.distance_bounds_km(&at);
-        if near <= radius_km && after.is_none_or(|a| far >= a.km) {
-            heap.push(Entry::Cell { near, prefix, after: after_key });
-        }
+    let push = |heap: &mut BinaryHeap<Entry<T>>, prefix: String, after_key: Option<String>| {
+        push_cell(heap, &at, radius_km, after, prefix, after_key)
     };
-    for prefix in Cell::covering(&at, radius_km, CELL_LEN) {
-        push_cell(&mut heap, prefix, None);
+    for prefix in refined(&at, radius_km, Cell::covering(&at, radius_km, CELL_LEN)) {
+        push(&mut heap, prefix, None);
     }
     let (mut out, mut cost) = (Vec::new(), Cost::default());
     let mut looked_at: Option<After> = None;
+    // Cells per round: a few (a page of 20 in a city needs about a dozen
+    // cells, and each cell beyond its end is read for nothing), doubling
+    // after a round that found nothing (sparse places, the poles).
+    let base = (limit / 5).clamp(MIN_AT_ONCE, CELLS_AT_ONCE);
+    let mut at_once = base;
     while out.len() < limit {
         if cost.rounds >= MAX_ROUNDS && looked_at.is_some() {
             cost.stopped_early = true;
@@ -194,13 +213,19 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 }
                 continue;
             }
-            Entry::Cell { prefix, after, .. } => {
+            Entry::Cell { near, prefix, after } => {
                 // With it, the next cells in order up to where the items
                 // already found could fill the page (fewer rounds; a cell
-                // beyond the page's end costs a query, never a wrong answer).
+                // beyond the page's end costs a query, never a wrong answer):
+                // `at_once` of them, and every one as near as it (all of
+                // which must be read before anything is returned).
                 let mut asks = vec![CellAsk { prefix, after, limit: CELL_LIMIT }];
                 let (mut passed, wanted) = (Vec::new(), limit - out.len());
-                while asks.len() < CELLS_AT_ONCE && passed.len() < wanted {
+                let as_near = |e: Option<&Entry<T>>| matches!(e, Some(Entry::Cell { near: n, .. }) if *n <= near);
+                while asks.len() < CELLS_AT_ONCE
+                    && passed.len() < wanted
+                    && (asks.len() < at_once || as_near(heap.peek()))
+                {
                     match heap.pop() {
                         Some(Entry::Cell { prefix, after, .. }) => {
                             asks.push(CellAsk { prefix, after, limit: CELL_LIMIT })
@@ -215,19 +240,21 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         };
         cost.rounds += 1;
         cost.queries += asks.len();
+        let found_before = heap.len();
         for (ask, answer) in asker.ask(asks).await? {
             cost.read += answer.items.len();
             if answer.more && ask.prefix.len() < HASH_LEN {
                 // Too many to take at once: its sub-cells, nearest first.
-                for c in BASE32.chars() {
-                    push_cell(&mut heap, format!("{}{c}", ask.prefix), None);
+                let subs = BASE32.chars().map(|c| format!("{}{c}", ask.prefix)).collect();
+                for prefix in refined(&at, radius_km, subs) {
+                    push(&mut heap, prefix, None);
                 }
                 continue;
             }
             if answer.more {
                 // A full-length cell with many items (one place): the rest of it.
                 if let Some(last) = answer.items.last() {
-                    push_cell(&mut heap, ask.prefix.clone(), Some(last.sort_key()));
+                    push(&mut heap, ask.prefix.clone(), Some(last.sort_key()));
                 }
             }
             for item in answer.items {
@@ -239,12 +266,58 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 }
             }
         }
+        let grow = cost.rounds >= GROW_AFTER || heap.len() == found_before;
+        at_once = if grow { (at_once * 2).min(CELLS_AT_ONCE) } else { base };
     }
     let next = match (looked_at, heap.is_empty()) {
         (Some(last), false) => Some(last),
         _ => None,
     };
     Ok((out, next, cost))
+}
+
+/// Puts a cell in the heap if any point of it is within the radius (and,
+/// on a later page, not wholly nearer than where the walk is).
+fn push_cell<T>(
+    heap: &mut BinaryHeap<Entry<T>>,
+    at: &Location,
+    radius_km: f64,
+    after: Option<After>,
+    prefix: String,
+    after_key: Option<String>,
+) {
+    let Some(cell) = Cell::of(&prefix) else { return };
+    let (near, far) = cell.distance_bounds_km(at);
+    if near <= radius_km && after.is_none_or(|a| far >= a.km) {
+        heap.push(Entry::Cell { near, prefix, after: after_key });
+    }
+}
+
+/// The cells to look at in place of `cells`: while each of them is more than
+/// [`REFINE`] times the circle's area and their sub-cells that meet the
+/// circle are at most [`MAX_REFINED`], those sub-cells (no query is sent: a
+/// query of a cell much larger than the circle reads items far outside it).
+fn refined(at: &Location, radius_km: f64, mut cells: Vec<String>) -> Vec<String> {
+    let circle = std::f64::consts::PI * radius_km * radius_km;
+    loop {
+        let big = |p: &String| p.len() < HASH_LEN && Cell::of(p).is_some_and(|c| c.area_km2() > REFINE * circle);
+        if cells.is_empty() || !cells.iter().all(big) {
+            return cells;
+        }
+        let mut finer = Vec::new();
+        for p in &cells {
+            for c in BASE32.chars() {
+                let sub = format!("{p}{c}");
+                if Cell::of(&sub).is_some_and(|cell| cell.distance_bounds_km(at).0 <= radius_km) {
+                    finer.push(sub);
+                }
+            }
+            if finer.len() > MAX_REFINED {
+                return cells;
+            }
+        }
+        cells = finer;
+    }
 }
 
 #[cfg(test)]
