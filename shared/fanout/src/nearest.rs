@@ -27,6 +27,8 @@ use std::collections::BinaryHeap;
 use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
+pub mod memory;
+
 /// Items one cell query asks for before the cell is split.
 pub const CELL_LIMIT: usize = 32;
 /// Cells queried in one round: at most this many ...

@@ -2,7 +2,8 @@
 //! by running the real page planner (`fanout`) over listings spread
 //! uniformly across the shards (as `listing_shard` spreads them): the
 //! queries per page and the items each reads, for the model to price per
-//! partition.
+//! partition. And what a first page of listings near me reads in a city
+//! (`fanout::nearest` over cells in memory).
 
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -10,6 +11,11 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use domain::geo::Location;
+use fanout::nearest::{self, memory::InMemory, Placed};
 use fanout::{Answer, Ask, Asker, Keyed};
 use ulid::Ulid;
 
@@ -103,6 +109,53 @@ pub fn first_page(shards: u16, limit: usize) -> [(f64, f64); 2] {
     [per(0), per(1)]
 }
 
+/// A listing of the near index.
+#[derive(Clone)]
+struct Spot(Location, Ulid);
+
+impl Placed for Spot {
+    fn location(&self) -> Option<Location> {
+        Some(self.0)
+    }
+    fn id(&self) -> Ulid {
+        self.1
+    }
+    fn sort_key(&self) -> String {
+        format!("{}#{}", self.0.geohash(domain::geo::HASH_LEN), self.1)
+    }
+}
+
+/// A first page of `limit` listings near me within 20 km, from 50 points
+/// of a city of 20,000 listings within 25 km of its centre (denser toward
+/// it, as the fanout test `what_a_near_page_reads` lays them out): the
+/// mean queries per page and items per query. Computed once per limit.
+pub fn near_page(limit: usize) -> (f64, f64) {
+    static MEASURED: Mutex<BTreeMap<usize, (f64, f64)>> = Mutex::new(BTreeMap::new());
+    if let Some(known) = MEASURED.lock().ok().and_then(|m| m.get(&limit).copied()) {
+        return known;
+    }
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut unit = || (next(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
+    let Some(centre) = Location::new(48.8566, 2.3522) else { return (0.0, 0.0) };
+    let spots: Vec<Spot> = (0..20_000u64)
+        .map(|i| Spot(centre.toward(25.0 * unit().powf(1.5), 360.0 * unit()), Ulid::from_parts(i, u128::from(i))))
+        .collect();
+    let memory = InMemory::new(spots);
+    let (mut queries, mut read) = (0usize, 0usize);
+    for _ in 0..50 {
+        let at = centre.toward(10.0 * unit(), 360.0 * unit());
+        if let Some(Ok((_, _, cost))) = now(nearest::page(at, 20.0, limit, None, &memory)) {
+            queries += cost.queries;
+            read += cost.read;
+        }
+    }
+    let measured = (queries as f64 / 50.0, read as f64 / queries.max(1) as f64);
+    if let Ok(mut m) = MEASURED.lock() {
+        m.insert(limit, measured);
+    }
+    measured
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,5 +171,11 @@ mod tests {
         assert_eq!(q1, 1.0, "every shard once in round 1");
         assert_eq!(i1, domain::shard::BROWSE_FIRST_ROUND as f64, "a read unit of each");
         assert!(q2 < 0.2 && i2 < 20.0, "a second round on few shards: {q2} {i2}");
+    }
+
+    #[test]
+    fn a_page_near_me_in_a_city_reads_about_twenty_cells() {
+        let (queries, items) = near_page(20);
+        assert!((10.0..40.0).contains(&queries) && (5.0..32.0).contains(&items), "{queries} {items}");
     }
 }

@@ -89,6 +89,7 @@ fn units(kb: f64, unit: f64) -> f64 {
 /// The entities of draw `j`: each dimension's hot entity in its share of
 /// the draws (spread evenly), a cold one of its own otherwise.
 fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
+    let place = |lat, lon| domain::geo::Location::new(lat, lon).ok_or(format!("no place at {lat}, {lon}"));
     let hot = |dimension: &str, offset: usize| {
         let share = mix.hot_share.get(dimension).copied().unwrap_or(0.0);
         (((j + offset * 37) % DRAWS) as f64) < share * DRAWS as f64
@@ -112,6 +113,11 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
         order: OrderId::from_ulid(ulid(4, j)),
         review: ReviewId::from_ulid(ulid(5, j)),
         term: if hot("term", 5) { "s*".to_owned() } else { format!("w{j}") },
+        place: if hot("city", 6) {
+            place(48.8566, 2.3522)?
+        } else {
+            place(-60.0 + (j % 120) as f64, (j * 7 % 360) as f64 - 180.0)?
+        },
     })
 }
 

@@ -33,6 +33,9 @@ pub struct Ids {
     /// A search term: the hottest (`s*`, in a quarter of the corpus's
     /// titles) in its share, a cold one otherwise.
     pub term: String,
+    /// Where listings are made and looked for near: the hot city in its
+    /// share, a place of its own otherwise.
+    pub place: domain::geo::Location,
 }
 
 /// One item-level action.
@@ -158,9 +161,9 @@ fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domain::model::L
         category_id: ids.category.clone(),
         shard: domain::shard::listing_shard(id, ids.category_shards),
         description: None,
-        location: None,
-        geohash: None,
-        geocell: None,
+        location: Some(ids.place),
+        geohash: Some(ids.place.geohash(domain::geo::HASH_LEN)),
+        geocell: Some(ids.place.geohash(domain::geo::CELL_LEN)),
         status,
         favorite_count: 3,
         created_at: NOW.into(),
@@ -267,6 +270,22 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             sharded(ids, page, kb.listing, |shard| access::listings_by_price(&ids.category, shard, from, to))?
         }
         "get listing" => vec![get(keys::listing(&ids.listing)?, kb.listing, false)],
+        "listings near me" => {
+            // The cells of the place's partition a first page queries (as
+            // measured in a city: `fanout_reads::near_page`).
+            let (queries, items) = crate::fanout_reads::near_page(page as usize);
+            let cell = ids.place.geohash(domain::geo::CELL_LEN);
+            let q = access::listings_near(&cell, None)?;
+            vec![Action::Read {
+                index: q.index,
+                pk: q.pk,
+                items,
+                kb: kb.listing,
+                consistent: false,
+                ttl: None,
+                times: queries,
+            }]
+        }
         "seller listings" => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
         "get product" => vec![get(keys::product(&ids.product)?, kb.product, false)],
         "products by category" => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],

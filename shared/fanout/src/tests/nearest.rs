@@ -31,34 +31,7 @@ impl Placed for It {
     }
 }
 
-/// Every item, in sort-key order, answering as DynamoDB does (more to give
-/// whenever a query stops at its limit).
-struct Memory {
-    items: Vec<(String, It)>,
-}
-
-impl CellAsker<It> for Memory {
-    type Error = Infallible;
-    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<It>)>, Infallible> {
-        Ok(asks
-            .into_iter()
-            .map(|ask| {
-                let from = match &ask.after {
-                    Some(a) => self.items.partition_point(|(k, _)| k <= a),
-                    None => self.items.partition_point(|(k, _)| k.as_str() < ask.prefix.as_str()),
-                };
-                let items: Vec<It> = self.items[from..]
-                    .iter()
-                    .take_while(|(k, _)| k.starts_with(&ask.prefix))
-                    .take(ask.limit)
-                    .map(|(_, i)| i.clone())
-                    .collect();
-                let more = items.len() == ask.limit;
-                (ask, CellAnswer { items, more })
-            })
-            .collect())
-    }
-}
+type Memory = memory::InMemory<It>;
 
 fn rng(seed: u64) -> TestRng {
     let mut bytes = [0u8; 32];
@@ -67,16 +40,12 @@ fn rng(seed: u64) -> TestRng {
 }
 
 fn memory(points: &[Location]) -> Memory {
-    let mut items: Vec<(String, It)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, at)| {
-            let it = It { at: *at, id: Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128) };
-            (it.sort_key(), it)
-        })
-        .collect();
-    items.sort_by(|a, b| a.0.cmp(&b.0));
-    Memory { items }
+    memory::InMemory::new(
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, at)| It { at: *at, id: Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128) }),
+    )
 }
 
 /// Every page of a walk; asserts each page's cost is within `max_queries`.

@@ -1,0 +1,45 @@
+//! Cells held in memory: a [`CellAsker`] over items sorted by sort key,
+//! answering as DynamoDB does (more to give whenever a query stops at its
+//! limit). For the exactness tests and for the capacity model's measure of
+//! what a page reads.
+
+use std::convert::Infallible;
+
+use super::{CellAnswer, CellAsk, CellAsker, Placed};
+
+/// Every item, in sort-key order.
+pub struct InMemory<T> {
+    items: Vec<(String, T)>,
+}
+
+impl<T: Placed> InMemory<T> {
+    /// The items, sorted by their sort keys.
+    pub fn new(items: impl IntoIterator<Item = T>) -> Self {
+        let mut items: Vec<(String, T)> = items.into_iter().map(|i| (i.sort_key(), i)).collect();
+        items.sort_by(|a, b| a.0.cmp(&b.0));
+        InMemory { items }
+    }
+}
+
+impl<T: Placed + Clone> CellAsker<T> for InMemory<T> {
+    type Error = Infallible;
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<T>)>, Infallible> {
+        Ok(asks
+            .into_iter()
+            .map(|ask| {
+                let from = match &ask.after {
+                    Some(a) => self.items.partition_point(|(k, _)| k <= a),
+                    None => self.items.partition_point(|(k, _)| k.as_str() < ask.prefix.as_str()),
+                };
+                let items: Vec<T> = self.items[from..]
+                    .iter()
+                    .take_while(|(k, _)| k.starts_with(&ask.prefix))
+                    .take(ask.limit)
+                    .map(|(_, i)| i.clone())
+                    .collect();
+                let more = items.len() == ask.limit;
+                (ask, CellAnswer { items, more })
+            })
+            .collect())
+    }
+}
