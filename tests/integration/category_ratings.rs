@@ -180,23 +180,11 @@ async fn review(t: &TestTable, order: &str, by: &'static str, rating: u8) -> Rep
     reviews_fn(t, r.json(json!({ "rating": rating, "body": "ok" }))).await
 }
 
-/// Through the API: a buyer's review of a listing order counts in the
-/// listing's category, the seller's review of the buyer does not, and a
-/// moderated review leaves it.
-#[tokio::test]
-async fn a_buyers_review_rates_the_listings_category_until_moderated() {
-    let t = TestTable::with_demo_data().await;
-    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
-    assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "the demo review");
-    let placed = orders(
-        &t.deps,
-        10,
-        req("POST /orders")
-            .by(As::User("bob"))
-            .header("Idempotency-Key", "rate")
-            .json(json!({ "listingId": local_stack::demo::LISTING_IDS[0] })),
-    )
-    .await;
+/// Bob's order of the demo's first listing (alice's, pottery), placed
+/// through the API and delivered.
+async fn delivered_order(t: &TestTable, key: &str) -> String {
+    let place = req("POST /orders").by(As::User("bob")).header("Idempotency-Key", key);
+    let placed = orders(&t.deps, 10, place.json(json!({ "listingId": local_stack::demo::LISTING_IDS[0] }))).await;
     assert_eq!(placed.status, 201, "{:?}", placed.body);
     assert_eq!(placed.body["categoryId"], "pottery");
     let id = placed.body["orderId"].as_str().unwrap().to_owned();
@@ -205,6 +193,18 @@ async fn a_buyers_review_rates_the_listings_category_until_moderated() {
             req("PATCH /orders/{orderId}").path("orderId", &id).by(As::User("alice")).json(json!({ "status": status }));
         assert_eq!(orders(&t.deps, 10, r).await.status, 200);
     }
+    id
+}
+
+/// Through the API: a buyer's review of a listing order counts in the
+/// listing's category, the seller's review of the buyer does not, and a
+/// moderated review leaves it.
+#[tokio::test]
+async fn a_buyers_review_rates_the_listings_category_until_moderated() {
+    let t = TestTable::with_demo_data().await;
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "the demo review");
+    let id = delivered_order(&t, "rate").await;
     let by_buyer = review(&t, &id, "bob", 2).await;
     assert_eq!(by_buyer.status, 201, "{:?}", by_buyer.body);
     assert_eq!(review(&t, &id, "alice", 4).await.status, 201);
@@ -220,4 +220,49 @@ async fn a_buyers_review_rates_the_listings_category_until_moderated() {
     assert_eq!(rating_of(&t, "books").await, (None, 0));
     let missing = catalog(&t.deps, req("GET /categories/{categoryId}").path("categoryId", "nothing-here")).await;
     assert_eq!(missing.status, 404);
+}
+
+/// Reviews written before categories were rated name none, and neither do
+/// their orders: reconcile gives the buyer's review of a listing order its
+/// listing's category and counts it there, once; the seller's review of the
+/// buyer stays without one. A dry run only finds it.
+#[tokio::test]
+async fn reconcile_gives_old_buyer_reviews_their_category_and_counts_them() {
+    let t = TestTable::with_demo_data().await;
+    assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
+    let id = delivered_order(&t, "old").await;
+    let by_buyer = review(&t, &id, "bob", 2).await;
+    assert_eq!(by_buyer.status, 201, "{:?}", by_buyer.body);
+    assert_eq!(review(&t, &id, "alice", 4).await.status, 201);
+    // As written before: no category on the order or the review, and no
+    // stream processor counted either review (the records are never given to it).
+    let order_key = keyschema::keys::order(&id.parse().unwrap()).unwrap();
+    let review_id: ReviewId = by_buyer.body["reviewId"].as_str().unwrap().parse().unwrap();
+    let alice: UserId = "alice".parse().unwrap();
+    let review_key = keyschema::keys::review(&alice, &review_id).unwrap();
+    for key in [order_key, review_key.clone()] {
+        t.deps.store.update(&keyschema::Change::untimed(key).remove("categoryId")).await.unwrap();
+    }
+    assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "the demo review only");
+
+    let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
+    let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced }).await;
+    assert_eq!((dry.kinds["review categories"].found, dry.kinds["review categories"].repaired), (1, 0), "{dry:?}");
+    assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "a dry run changes nothing");
+
+    let report = reconcile::run(&t.deps.store, unpaced).await;
+    assert!(report.complete, "{report:?}");
+    let given = &report.kinds["review categories"];
+    assert_eq!((given.found, given.repaired), (1, 1), "the buyer's review only: {report:?}");
+    assert_eq!(rating_of(&t, "pottery").await, (Some(3.5), 2), "the buyer's 2 beside the demo's 5");
+    let review: Review = t.deps.store.get_consistent(&review_key).await.unwrap().unwrap();
+    assert_eq!(review.category_id.map(|c| c.to_string()).as_deref(), Some("pottery"));
+    let about_bob = keyschema::access::reviews_about(&"bob".parse().unwrap()).unwrap();
+    let bobs = t.deps.store.query_exact::<Review>(&about_bob, 10, None).await.unwrap().items;
+    assert!(!bobs.is_empty() && bobs.iter().all(|r| r.category_id.is_none()), "the seller's review rates none");
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
+
+    let again = reconcile::run(&t.deps.store, unpaced).await;
+    assert!(!again.kinds.contains_key("review categories"), "{again:?}");
+    assert_eq!(rating_of(&t, "pottery").await, (Some(3.5), 2), "counted once");
 }

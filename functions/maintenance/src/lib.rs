@@ -18,6 +18,7 @@ pub mod pace;
 pub mod postings;
 pub mod reconcile;
 pub mod redrive;
+pub mod review_categories;
 pub mod scan;
 
 use std::time::Duration;

@@ -245,14 +245,6 @@ async fn segment(run: &Run<'_>, pass: Pass, segment: u16, from: Resume) -> Resul
     }
 }
 
-fn key_of(item: &Item) -> Option<Key> {
-    let s = |n: &str| match item.get(n) {
-        Some(store::aws_sdk_dynamodb::types::AttributeValue::S(s)) => Some(s.clone()),
-        _ => None,
-    };
-    Some(Key::new(s("pk")?, s("sk")?))
-}
-
 /// Brings an item's index keys in line with its fields; if it changed
 /// since it was read, reads it again (consistently) and tries again.
 async fn repair_keys(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item) -> Result<(), StoreError> {
@@ -303,8 +295,9 @@ async fn repair_keys_of(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item
     Ok(KeyRepair::Moved)
 }
 
-/// Pass 1 over one page: index keys, then the instances and markers, by aggregate.
-async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
+/// Pass 1 over one page: search postings, reviews' categories, index keys,
+/// then the instances and markers, by aggregate.
+async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreError> {
     let named = crate::postings::named(&items);
     for settled in crate::postings::settle_all(run.store, &run.pacer, named, run.options.dry_run).await? {
         match settled.tally() {
@@ -313,9 +306,15 @@ async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> 
             None => {}
         }
     }
+    for done in crate::review_categories::backfill(run.store, &run.pacer, &mut items, run.options.dry_run).await? {
+        let (kind, found, repaired, moved) = done.tally(run.options.dry_run);
+        run.tally(kind, found, repaired, moved);
+    }
     let mut groups: BTreeMap<Key, (Aggregate, Vec<Instance>)> = BTreeMap::new();
     for item in items {
-        let (Some(entity), Some(key)) = (store::item::entity_type(&item).map(str::to_owned), key_of(&item)) else {
+        let (Some(entity), Some(key)) =
+            (store::item::entity_type(&item).map(str::to_owned), store::item::key_of(&item))
+        else {
             continue;
         };
         let Some(decl) = entities::ALL.iter().copied().find(|d| d.entity.as_str() == entity) else { continue };

@@ -38,14 +38,6 @@ pub struct Instance {
     pub base: Key,
 }
 
-fn key_of(item: &Item) -> Option<Key> {
-    let s = |n: &str| match item.get(n) {
-        Some(store::aws_sdk_dynamodb::types::AttributeValue::S(s)) => Some(s.clone()),
-        _ => None,
-    };
-    Some(Key::new(s("pk")?, s("sk")?))
-}
-
 /// Makes the markers of `instances` (all of one aggregate) say what their
 /// base items say now, with the aggregate's change in the same transactions
 /// (or, `dry_run`, only counts them). Returns the markers that differed.
@@ -60,7 +52,7 @@ pub async fn settle(
         keys.sort();
         keys.dedup();
         let read = store.batch_get_items(&keys, true).await?;
-        let by_key: HashMap<Key, Item> = read.into_iter().filter_map(|i| Some((key_of(&i)?, i))).collect();
+        let by_key: HashMap<Key, Item> = read.into_iter().filter_map(|i| Some((store::item::key_of(&i)?, i))).collect();
         let mut transitions = Vec::new();
         for instance in instances {
             let stored = by_key.get(&instance.marker).map(marker_of).transpose()?;

@@ -60,6 +60,8 @@ pub mod attr {
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
     pub const STOCK_LEVEL: &str = "stockLevel";
+    /// A review's category (backfilled on reviews written before categories were rated).
+    pub const CATEGORY_ID: &str = "categoryId";
 }
 
 fn v(part: impl std::fmt::Display) -> Value {
@@ -179,6 +181,20 @@ pub mod review {
             .set(field, v(review))
             .only_if(Cond::Eq(attr::STATUS, v(OrderStatus::Delivered)))
             .only_if(Cond::NotExists(field)))
+    }
+
+    /// Gives a review written before categories were rated the category it
+    /// counts in, only if it still exists and has none (a backfill: nothing
+    /// else about it changes, `updatedAt` included).
+    pub fn backfill_category(
+        reviewed: &UserId,
+        review: &ReviewId,
+        category: &CategoryId,
+    ) -> Result<Change, SchemaError> {
+        Ok(Change::untimed(keys::review(reviewed, review)?)
+            .set(attr::CATEGORY_ID, v(category))
+            .only_if(Cond::ItemExists)
+            .only_if(Cond::NotExists(attr::CATEGORY_ID)))
     }
 }
 

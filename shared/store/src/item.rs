@@ -54,6 +54,15 @@ pub fn entity_type(item: &Item) -> Option<&str> {
     }
 }
 
+/// An item's primary key (`None` if it lacks one).
+pub fn key_of(item: &Item) -> Option<Key> {
+    let s = |n: &str| match item.get(n) {
+        Some(AttributeValue::S(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Some(Key::new(s(PK)?, s(SK)?))
+}
+
 /// The `pk`/`sk` map of a primary key, for `GetItem`, `UpdateItem`, `DeleteItem`.
 pub fn key_item(key: &Key) -> Item {
     HashMap::from([(PK.to_owned(), s(&key.pk)), (SK.to_owned(), s(&key.sk))])

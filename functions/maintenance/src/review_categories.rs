@@ -1,0 +1,99 @@
+//! Backfill of the category a buyer's review counts in. Reviews written
+//! before categories were rated name none, so no rating of a category ever
+//! counted them. Reconcile's first pass gives each such review its category
+//! (the one its order recorded at placement, else its listing's), before the
+//! review's markers are settled: the same pass then counts it into the
+//! category's rating, exactly once (the marker decides, as for every count).
+//! A seller's review and a review of a catalog order rate no category and
+//! are left as they are.
+
+use domain::ids::CategoryId;
+use domain::model::{Listing, Order, Review};
+use keyschema::table::EntityType;
+use keyschema::write;
+use store::{Item, Store, StoreError};
+
+use crate::pace::Pacer;
+
+/// What became of one review.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Backfill {
+    /// Given its category (or, in a dry run, found without one).
+    Given,
+    /// Deleted, or given one by someone else, since it was read.
+    Moved,
+    /// Its order or listing could not be read or decoded.
+    Unreadable,
+}
+
+impl Backfill {
+    /// The report's kind and its found, repaired and moved counts.
+    pub fn tally(&self, dry_run: bool) -> (&'static str, u64, u64, u64) {
+        match self {
+            Backfill::Given => ("review categories", 1, u64::from(!dry_run), 0),
+            Backfill::Moved => ("review categories", 1, 0, 1),
+            Backfill::Unreadable => ("unreadable items", 1, 0, 0),
+        }
+    }
+}
+
+/// The reviews of `items` that should name a category and do not: each is
+/// given it, and its item in `items` updated to match (so that its markers
+/// are settled with it). Two `GetItem`s and an `UpdateItem` per review, once.
+pub async fn backfill(
+    store: &Store,
+    pacer: &Pacer,
+    items: &mut [Item],
+    dry_run: bool,
+) -> Result<Vec<Backfill>, StoreError> {
+    let mut out = Vec::new();
+    for item in items.iter_mut() {
+        if store::item::entity_type(item) != Some(EntityType::Review.as_str())
+            || item.contains_key(write::attr::CATEGORY_ID)
+        {
+            continue;
+        }
+        let Ok(review) = store::item::from_item::<Review>(item.clone()) else { continue };
+        let category = {
+            let _unit = pacer.admit().await;
+            match category_of(store, &review).await {
+                Ok(Some(category)) => category,
+                Ok(None) => continue,
+                Err(StoreError::Decode(_)) => {
+                    out.push(Backfill::Unreadable);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        if dry_run {
+            out.push(Backfill::Given);
+            continue;
+        }
+        let change = write::review::backfill_category(&review.reviewed_user_id, &review.review_id, &category)?;
+        let _unit = pacer.admit().await;
+        match store.update(&change).await {
+            Ok(now) => {
+                *item = now;
+                out.push(Backfill::Given);
+            }
+            Err(e) if e.is_conditional_check_failed() => out.push(Backfill::Moved),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// The category a review counts in, if it is the buyer's review of a
+/// listing order: the order's, else its listing's.
+async fn category_of(store: &Store, review: &Review) -> Result<Option<CategoryId>, StoreError> {
+    let Some(order) = store.get_consistent::<Order>(&keyschema::keys::order(&review.order_id)?).await? else {
+        return Ok(None);
+    };
+    let Some(listing) = order.listing_id.filter(|_| order.buyer_id == review.author_id) else { return Ok(None) };
+    if let Some(category) = order.category_id {
+        return Ok(Some(category));
+    }
+    let listing = store.get_consistent::<Listing>(&keyschema::keys::listing(&listing)?).await?;
+    Ok(listing.map(|l| l.category_id))
+}
