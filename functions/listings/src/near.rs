@@ -89,15 +89,17 @@ struct NearBody {
     items: Vec<Near>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
-    /// With `categoryId`: the page reached its bound of rounds before it was
-    /// full; the cursor goes on after the last listing looked at.
+    /// The page reached its bound of rounds before it was full (a category
+    /// filter, or a place denser than any measured): a short page is not
+    /// the end; the cursor goes on after the last listing looked at.
     stopped_early: bool,
 }
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
 /// (public). `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash
-/// prefix>)` per cell searched; a category is a filter, bounded by
-/// [`nearest::MAX_ROUNDS`] rounds a page.
+/// prefix>)` per cell searched, a few cells a round; a category is a
+/// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
+/// looked at a listing.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;

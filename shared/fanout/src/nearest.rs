@@ -5,8 +5,8 @@
 //!
 //! A best-first search: a heap holds cells (by the nearest any point of
 //! them can be) and items (by their distance). The cells covering the
-//! circle go in first (as smaller cells where the circle is much smaller
-//! than they are); the nearest entry comes out: an item is the next result
+//! circle go in first (as their sub-cells where a cell is larger in area
+//! than the circle); the nearest entry comes out: an item is the next result
 //! (nothing still unread can be nearer: every cell holding it would have
 //! come out first, cells before items at equal values); a cell that comes
 //! out is queried together with a few of the next cells in order (up to
@@ -298,7 +298,7 @@ fn push_cell<T>(
 /// The cells to look at in place of `cells`: while each of them is more than
 /// [`REFINE`] times the circle's area and their sub-cells that meet the
 /// circle are at most [`MAX_REFINED`], those sub-cells (no query is sent: a
-/// query of a cell much larger than the circle reads items far outside it).
+/// query of a cell larger than the circle reads items outside it).
 fn refined(at: &Location, radius_km: f64, mut cells: Vec<String>) -> Vec<String> {
     let circle = std::f64::consts::PI * radius_km * radius_km;
     loop {

@@ -176,6 +176,8 @@ mod tests {
     #[test]
     fn a_page_near_me_in_a_city_reads_about_twenty_cells() {
         let (queries, items) = near_page(20);
-        assert!((10.0..40.0).contains(&queries) && (5.0..32.0).contains(&items), "{queries} {items}");
+        // Measured: 20.8 queries of 18.0 listings (a page read ten times that
+        // when every cell that might hold a result was queried at once).
+        assert!((15.0..28.0).contains(&queries) && (12.0..24.0).contains(&items), "{queries} {items}");
     }
 }

@@ -167,6 +167,11 @@ fn what_a_near_page_reads() {
             units.push(counting.units.get());
         }
         let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
+        let mean_units = units.iter().sum::<f64>() / units.len() as f64;
+        // Measured: 11-32 units for a page of 20, 68-128 for 100 (every cell
+        // that might hold a result queried at once: 96-300 for 20).
+        assert!(mean_units <= if limit == 20 { 45.0 } else { 180.0 }, "radius {radius}, limit {limit}: {mean_units}");
+        assert!(rounds.iter().all(|r| *r <= 10), "radius {radius}, limit {limit}: {rounds:?}");
         println!(
             "radius {radius}, limit {limit}: queries mean {:.0} max {}, rounds mean {:.1} max {}, items read mean {:.0}, RCU mean {:.1} max {:.1}",
             mean(&queries),
@@ -174,7 +179,7 @@ fn what_a_near_page_reads() {
             mean(&rounds),
             rounds.iter().max().unwrap(),
             mean(&read),
-            units.iter().sum::<f64>() / units.len() as f64,
+            mean_units,
             units.iter().copied().fold(0.0, f64::max),
         );
     }
