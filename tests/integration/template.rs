@@ -44,7 +44,12 @@ fn table_matches_the_key_schema() {
     for (gsi, index) in gsis.iter().zip(Index::GSIS) {
         assert_eq!(gsi["IndexName"].as_str(), index.name());
         assert_eq!(key_schema(&gsi["KeySchema"]), pair(index));
-        assert_eq!(gsi["Projection"]["ProjectionType"].as_str(), Some("ALL"));
+        let projection = index.projection();
+        assert_eq!(gsi["Projection"]["ProjectionType"].as_str(), Some(projection.kind()), "{index}");
+        let attrs: Vec<&str> = gsi["Projection"]["NonKeyAttributes"]
+            .as_sequence()
+            .map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_str()).collect());
+        assert_eq!(attrs, projection.attributes(), "{index}");
     }
     assert_eq!(table["StreamSpecification"]["StreamViewType"].as_str(), Some(STREAM_VIEW));
     assert_eq!(table["TimeToLiveSpecification"]["AttributeName"].as_str(), Some(TTL));

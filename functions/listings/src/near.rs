@@ -2,16 +2,21 @@
 //! the active listings with a location within the radius, nearest first,
 //! each with its `distanceKm`. The `near` index (GSI4) holds them by
 //! geohash: a partition per 3-character cell, the full hash in the sort
-//! key; a page searches the cells nearest first ([`fanout::nearest`]),
-//! querying the cells of one round together; the signed cursor carries the
-//! last distance and id returned.
+//! key, and of each listing only its id, location, geohash and category
+//! (its projection). A page searches the cells nearest first
+//! ([`fanout::nearest`]), querying the cells of one round together, then
+//! reads the listings it returns in one `BatchGetItem`; the signed cursor
+//! carries the last distance and id returned.
+
+use std::collections::BTreeMap;
 
 use api::{ApiError, Deps, Request, Response};
 use domain::geo::Location;
-use domain::model::Listing;
+use domain::ids::{CategoryId, ListingId};
+use domain::model::{Listing, ListingStatus};
 use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use keyschema::access;
+use keyschema::{access, keys};
 use serde::{Deserialize, Serialize};
 use ulid::Ulid;
 
@@ -20,34 +25,39 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 /// Cell queries in flight at once.
 const QUERIES_AT_ONCE: usize = 16;
 
-/// A listing of the index.
+/// A listing as the index holds it (`keyschema`'s projection of GSI4).
 #[derive(Deserialize)]
-#[serde(transparent)]
-struct Located(Listing);
+#[serde(rename_all = "camelCase")]
+struct Spot {
+    listing_id: ListingId,
+    location: Location,
+    geohash: String,
+    category_id: CategoryId,
+}
 
-impl Placed for Located {
+impl Placed for Spot {
     fn location(&self) -> Option<Location> {
-        self.0.location
+        Some(self.location)
     }
     fn id(&self) -> Ulid {
-        self.0.listing_id.ulid()
+        self.listing_id.ulid()
     }
     fn sort_key(&self) -> String {
-        format!("{}#{}", self.0.geohash.as_deref().unwrap_or_default(), self.0.listing_id)
+        format!("{}#{}", self.geohash, self.listing_id)
     }
 }
 
 /// Answers cell queries from the `near` index, in the handler's task.
 struct Cells<'a>(&'a Deps);
 
-impl CellAsker<Located> for Cells<'_> {
+impl CellAsker<Spot> for Cells<'_> {
     type Error = ApiError;
-    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Located>)>, ApiError> {
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Spot>)>, ApiError> {
         stream::iter(asks)
             .map(|ask| async move {
                 let query = access::listings_near(&ask.prefix, ask.after.as_deref())?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.0.store.query_exact::<Located>(&query, limit, None).await?;
+                let page = self.0.store.query_exact::<Spot>(&query, limit, None).await?;
                 Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
@@ -72,7 +82,7 @@ struct Cursor {
     #[serde(rename = "k")]
     km_bits: u64,
     #[serde(rename = "i")]
-    id: domain::ids::ListingId,
+    id: ListingId,
 }
 
 fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, ApiError> {
@@ -97,15 +107,16 @@ struct NearBody {
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
 /// (public). `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash
-/// prefix>)` per cell searched, a few cells a round; a category is a
+/// prefix>)` per cell searched, a few cells a round (a category is a
 /// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
-/// looked at a listing.
+/// looked at a listing), then `BatchGetItem` of the listings it returns,
+/// keeping those still active where the index placed them.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
     let lon = number(&req, "lon", -180.0..=180.0)?;
     let radius = number(&req, "radiusKm", 0.0..=MAX_RADIUS_KM)?;
-    let category = req.query::<domain::ids::CategoryId>("categoryId")?;
+    let category = req.query::<CategoryId>("categoryId")?;
     let at = Location::new(lat, lon).ok_or_else(|| ApiError::bad_request("lat and lon: out of range"))?;
     let scope = format!("near|{lat:?}|{lon:?}|{radius:?}|{:?}", category.as_ref().map(|c| c.to_string()));
     let after = match &page.cursor {
@@ -119,13 +130,25 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
             Some(After { km, id: cursor.id.ulid() })
         }
     };
-    let keep = |l: &Located| category.as_ref().is_none_or(|c| *c == l.0.category_id);
+    let keep = |s: &Spot| category.as_ref().is_none_or(|c| *c == s.category_id);
     let limit = usize::from(page.limit);
     let (found, next, cost) = nearest::page_where(at, radius, limit, after, &keep, &Cells(app)).await?;
-    let next_cursor = next.map(|n| {
-        app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: domain::ids::ListingId::from_ulid(n.id) })
-    });
-    let items: Vec<Near> =
-        found.into_iter().map(|f| Near { listing: f.item.0, distance_km: (f.km * 1000.0).round() / 1000.0 }).collect();
+    let next_cursor =
+        next.map(|n| app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id) }));
+    let keys = found.iter().map(|f| keys::listing(&f.item.listing_id)).collect::<Result<Vec<_>, _>>()?;
+    let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
+        BTreeMap::new()
+    } else {
+        app.store.batch_get::<Listing>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
+    };
+    // As the index placed them: an index copy lags its listing a moment.
+    let items: Vec<Near> = found
+        .into_iter()
+        .filter_map(|f| {
+            let listing = listings.remove(&f.item.listing_id)?;
+            let same = listing.status == ListingStatus::Active && listing.location == Some(f.item.location);
+            same.then(|| Near { listing, distance_km: (f.km * 1000.0).round() / 1000.0 })
+        })
+        .collect();
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })
 }

@@ -282,7 +282,7 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         "beyond AP4",
         "active listings near a point, nearest first",
-        "Query x cells",
+        "Query x cells + BatchGetItem",
         EntityType::Listing,
         || Ok(Query(listings_near("u4pru", None)?)),
         "GET /listings/near?lat=&lon=&radiusKm=",
@@ -290,7 +290,7 @@ pub const PATTERNS: &[Pattern] = &[
     p(
         "beyond AP4",
         "active listings whose title holds words, newest first",
-        "Query x lists",
+        "Query x lists + BatchGetItem",
         EntityType::Posting,
         || Ok(Query(postings("cer*")?)),
         "GET /search/listings?q=",

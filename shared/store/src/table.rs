@@ -18,11 +18,17 @@ fn key_schema(index: Index) -> Result<Vec<KeySchemaElement>, StoreError> {
     ])
 }
 
+fn projection(p: keyschema::table::Projection) -> Projection {
+    let kind = ProjectionType::from(p.kind());
+    let attrs = p.attributes().iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    Projection::builder().projection_type(kind).set_non_key_attributes((!attrs.is_empty()).then_some(attrs)).build()
+}
+
 fn invalid(e: impl std::fmt::Display) -> StoreError {
     StoreError::Service { code: "InvalidDefinition".into(), message: e.to_string() }
 }
 
-/// Creates the table (on-demand, three GSIs projecting all attributes, a
+/// Creates the table (on-demand, the GSIs with their projections, a
 /// NEW_AND_OLD_IMAGES stream, TTL on `expiresAt`) unless it exists.
 pub async fn create_table(client: &Client, name: &str) -> Result<(), StoreError> {
     let mut req = client
@@ -51,7 +57,7 @@ pub async fn create_table(client: &Client, name: &str) -> Result<(), StoreError>
             GlobalSecondaryIndex::builder()
                 .index_name(index.name().unwrap_or_default())
                 .set_key_schema(Some(key_schema(index)?))
-                .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                .projection(projection(index.projection()))
                 .build()
                 .map_err(invalid)?,
         );

@@ -125,33 +125,51 @@ impl Placed for Spot {
     }
 }
 
+/// Counts the listings each cell query reads.
+struct Sizes<'a>(&'a InMemory<Spot>, RefCell<Vec<usize>>);
+
+impl nearest::CellAsker<Spot> for Sizes<'_> {
+    type Error = Infallible;
+    async fn ask(
+        &self,
+        asks: Vec<nearest::CellAsk>,
+    ) -> Result<Vec<(nearest::CellAsk, nearest::CellAnswer<Spot>)>, Infallible> {
+        let answers = self.0.ask(asks).await?;
+        self.1.borrow_mut().extend(answers.iter().map(|(_, a)| a.items.len()));
+        Ok(answers)
+    }
+}
+
 /// A first page of `limit` listings near me within 20 km, from 50 points
 /// of a city of 20,000 listings within 25 km of its centre (denser toward
 /// it, as the fanout test `what_a_near_page_reads` lays them out): the
-/// mean queries per page and items per query. Computed once per limit.
-pub fn near_page(limit: usize) -> (f64, f64) {
-    static MEASURED: Mutex<BTreeMap<usize, (f64, f64)>> = Mutex::new(BTreeMap::new());
-    if let Some(known) = MEASURED.lock().ok().and_then(|m| m.get(&limit).copied()) {
+/// cell queries of a mean page, as (listings a query read, queries per
+/// page that read that many), for the model to price each query as
+/// DynamoDB does. Computed once per limit.
+pub fn near_page(limit: usize) -> Vec<(f64, f64)> {
+    static MEASURED: Mutex<BTreeMap<usize, Vec<(f64, f64)>>> = Mutex::new(BTreeMap::new());
+    if let Some(known) = MEASURED.lock().ok().and_then(|m| m.get(&limit).cloned()) {
         return known;
     }
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     let mut unit = || (next(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
-    let Some(centre) = Location::new(48.8566, 2.3522) else { return (0.0, 0.0) };
+    let Some(centre) = Location::new(48.8566, 2.3522) else { return Vec::new() };
     let spots: Vec<Spot> = (0..20_000u64)
         .map(|i| Spot(centre.toward(25.0 * unit().powf(1.5), 360.0 * unit()), Ulid::from_parts(i, u128::from(i))))
         .collect();
     let memory = InMemory::new(spots);
-    let (mut queries, mut read) = (0usize, 0usize);
+    let sizes = Sizes(&memory, RefCell::new(Vec::new()));
     for _ in 0..50 {
         let at = centre.toward(10.0 * unit(), 360.0 * unit());
-        if let Some(Ok((_, _, cost))) = now(nearest::page(at, 20.0, limit, None, &memory)) {
-            queries += cost.queries;
-            read += cost.read;
-        }
+        let _ = now(nearest::page(at, 20.0, limit, None, &sizes));
     }
-    let measured = (queries as f64 / 50.0, read as f64 / queries.max(1) as f64);
+    let mut histogram = BTreeMap::<usize, f64>::new();
+    for n in sizes.1.take() {
+        *histogram.entry(n).or_default() += 1.0 / 50.0;
+    }
+    let measured: Vec<(f64, f64)> = histogram.into_iter().map(|(n, times)| (n as f64, times)).collect();
     if let Ok(mut m) = MEASURED.lock() {
-        m.insert(limit, measured);
+        m.insert(limit, measured.clone());
     }
     measured
 }
@@ -175,7 +193,9 @@ mod tests {
 
     #[test]
     fn a_page_near_me_in_a_city_reads_about_twenty_cells() {
-        let (queries, items) = near_page(20);
+        let page = near_page(20);
+        let queries: f64 = page.iter().map(|(_, times)| times).sum();
+        let items = page.iter().map(|(n, times)| n * times).sum::<f64>() / queries;
         // Measured: 20.8 queries of 18.0 listings (a page read ten times that
         // when every cell that might hold a result was queried at once).
         assert!((15.0..28.0).contains(&queries) && (12.0..24.0).contains(&items), "{queries} {items}");

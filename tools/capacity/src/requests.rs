@@ -47,7 +47,7 @@ pub enum Action {
     Read { index: Index, pk: String, items: f64, kb: f64, consistent: bool, ttl: Option<f64>, times: f64 },
     /// A write (or a transaction's condition check) of one table item, with
     /// the index copies it rewrites (every index the item is in, before or
-    /// after: the indexes project all attributes).
+    /// after, unless the index holds none of what changed).
     Write { key: Key, kb: f64, tx: bool, check: bool, copies: Vec<(Index, String)>, stream: bool, coalesced: bool },
 }
 
@@ -61,6 +61,9 @@ pub struct Sizes {
     pub small: f64,
     /// A search posting.
     pub posting: f64,
+    /// A listing's copy in the near index (its projection: keys, id,
+    /// location, geohash, category).
+    pub spot: f64,
 }
 
 type R = Result<Vec<Action>, SchemaError>;
@@ -99,12 +102,6 @@ fn sharded(ids: &Ids, page: f64, kb: f64, query: impl Fn(u16) -> Result<KeyQuery
     Ok(out)
 }
 
-/// Index partitions an item with `attrs` is in.
-fn indexes_of(decl: &EntityDecl, attrs: &Attrs) -> Result<Vec<(Index, String)>, SchemaError> {
-    let keys = decl.item_keys(attrs)?;
-    Ok(keys.keys.iter().filter(|(i, _)| **i != Index::Table).map(|(i, k)| (*i, k.pk.clone())).collect())
-}
-
 /// A new item put with the keys its write adds.
 fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> {
     let keys = record.item_keys()?;
@@ -112,8 +109,9 @@ fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> 
     Ok(Action::Write { key: keys.table().clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
 }
 
-/// A change of an item whose fields were `before`: the index copies of
-/// every index it is in before or after.
+/// A change of an item whose fields were `before`: the index copies it
+/// rewrites, in every index it is in before or after, but for an index
+/// that holds none of the attributes changed and whose key stays.
 fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool) -> Result<Action, SchemaError> {
     let mut after = before.clone();
     for (name, value) in &change.set {
@@ -122,10 +120,15 @@ fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool)
     for name in &change.remove {
         after.remove(*name);
     }
-    let mut copies = indexes_of(decl, before)?;
-    for c in indexes_of(decl, &after)? {
-        if !copies.contains(&c) {
-            copies.push(c);
+    let (was, now) = (decl.item_keys(before)?.keys, decl.item_keys(&after)?.keys);
+    let changed: Vec<&str> =
+        change.set.iter().chain(&change.add).map(|(name, _)| *name).chain(change.remove.iter().copied()).collect();
+    let mut copies = Vec::new();
+    for (index, key) in was.iter().chain(&now).filter(|(i, _)| **i != Index::Table) {
+        let stays = was.get(index).is_some_and(|k| now.get(index) == Some(k));
+        let rewritten = !stays || changed.iter().any(|name| index.projection().holds(name));
+        if rewritten && !copies.contains(&(*index, key.pk.clone())) {
+            copies.push((*index, key.pk.clone()));
         }
     }
     Ok(Action::Write { key: change.key.clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
@@ -272,19 +275,31 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
         "get listing" => vec![get(keys::listing(&ids.listing)?, kb.listing, false)],
         "listings near me" => {
             // The cells of the place's partition a first page queries (as
-            // measured in a city: `fanout_reads::near_page`).
-            let (queries, items) = crate::fanout_reads::near_page(page as usize);
+            // measured in a city: `fanout_reads::near_page`), then the
+            // page's listings from the table (spread over it, priced per item).
             let cell = ids.place.geohash(domain::geo::CELL_LEN);
             let q = access::listings_near(&cell, None)?;
-            vec![Action::Read {
-                index: q.index,
-                pk: q.pk,
-                items,
+            let returned = keys::listing(&ids.new_listing)?;
+            let queries =
+                crate::fanout_reads::near_page(page as usize).into_iter().map(|(items, times)| Action::Read {
+                    index: q.index,
+                    pk: q.pk.clone(),
+                    items,
+                    kb: kb.spot,
+                    consistent: false,
+                    ttl: None,
+                    times,
+                });
+            let listings = Action::Read {
+                index: Index::Table,
+                pk: returned.pk,
+                items: 1.0,
                 kb: kb.listing,
                 consistent: false,
                 ttl: None,
-                times: queries,
-            }]
+                times: page,
+            };
+            queries.chain([listings]).collect()
         }
         "seller listings" => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
         "get product" => vec![get(keys::product(&ids.product)?, kb.product, false)],

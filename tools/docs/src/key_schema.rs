@@ -7,7 +7,7 @@ use std::fmt::Write;
 use keyschema::decl::{EntityDecl, IndexDecl, Keeper};
 use keyschema::entities::ALL;
 use keyschema::patterns::PATTERNS;
-use keyschema::table::{Index, ENTITY_TYPE, STREAM_VIEW, TTL};
+use keyschema::table::{Index, Projection, ENTITY_TYPE, STREAM_VIEW, TTL};
 
 /// Where the document is kept, from the workspace root.
 pub const PATH: &str = "docs/key-schema.md";
@@ -31,7 +31,13 @@ pub fn markdown() -> String {
     let _ = writeln!(w, "| index | partition key | sort key | projection |");
     let _ = writeln!(w, "|---|---|---|---|");
     for index in Index::ALL {
-        let projection = if index == Index::Table { "-" } else { "ALL" };
+        let projection = match index.projection() {
+            _ if index == Index::Table => "-".to_owned(),
+            Projection::All => "ALL".to_owned(),
+            Projection::Include(attrs) => {
+                format!("INCLUDE {}", attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "))
+            }
+        };
         let _ = writeln!(w, "| {index} | `{}` | `{}` | {projection} |", index.pk(), index.sk());
     }
     let _ = writeln!(w, "\n## Entities\n");
