@@ -53,6 +53,8 @@ pub struct PollReport {
     pub failed: usize,
     /// Records given up on (sent to the on-failure destination).
     pub dropped: usize,
+    /// Shards whose records could not be read this time (read again next time).
+    pub unread: usize,
 }
 
 /// Polls one table's stream.
@@ -164,7 +166,10 @@ impl StreamPoller {
                     shard.pending = records.into_iter().map(|r| to_event_record(r, &self.stream_arn)).collect();
                 }
                 // An expired iterator is fetched again after the last sequence number read.
-                Err(_) => return Ok(()),
+                Err(_) => {
+                    report.unread += 1;
+                    return Ok(());
+                }
             }
         }
         if shard.pending.is_empty() {
