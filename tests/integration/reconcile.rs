@@ -278,13 +278,16 @@ async fn reconcile_beside_live_writes_and_the_stream_processor_leaves_everything
         tokio::join!(reconcile::run(&t.deps.store, Options { page: 25, ..unpaced() }), writes, stream);
     assert!(report.complete, "{report:?}");
     // Drain the stream: until a poll reads every shard and delivers nothing.
+    let mut drained = false;
     for _ in 0..50 {
         let poll = poller.poll_once().await.unwrap();
         dropped += poll.dropped;
         if poll.records == 0 && poll.unread == 0 {
+            drained = true;
             break;
         }
     }
+    assert!(drained, "the stream drains in 50 polls");
     assert_eq!(dropped, 0, "records given up on after retries (an overloaded emulator?)");
     // An aggregate that live writes kept moving while the job checked it is
     // left to the next run (reported as moved, by design); nothing else may

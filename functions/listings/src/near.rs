@@ -25,25 +25,28 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 /// Cell queries in flight at once.
 const QUERIES_AT_ONCE: usize = 16;
 
-/// A listing as the index holds it (`keyschema`'s projection of GSI4).
+/// A listing as the index holds it (`keyschema`'s projection of GSI4);
+/// one without a location (none is written so) is passed over.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Spot {
     listing_id: ListingId,
-    location: Location,
-    geohash: String,
+    location: Option<Location>,
     category_id: CategoryId,
+    /// The index's sort key (`<geohash>#<listingId>`), always projected.
+    #[serde(rename = "gsi4sk")]
+    sort_key: String,
 }
 
 impl Placed for Spot {
     fn location(&self) -> Option<Location> {
-        Some(self.location)
+        self.location
     }
     fn id(&self) -> Ulid {
         self.listing_id.ulid()
     }
     fn sort_key(&self) -> String {
-        format!("{}#{}", self.geohash, self.listing_id)
+        self.sort_key.clone()
     }
 }
 
@@ -100,8 +103,10 @@ struct NearBody {
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
     /// The page reached its bound of rounds before it was full (a category
-    /// filter, or a place denser than any measured): a short page is not
-    /// the end; the cursor goes on after the last listing looked at.
+    /// filter, or a place denser than any measured); the cursor goes on
+    /// after the last listing looked at. A page can also be short because
+    /// listings it found were sold a moment before: only a `null` cursor
+    /// ends the walk.
     stopped_early: bool,
 }
 
@@ -110,7 +115,7 @@ struct NearBody {
 /// prefix>)` per cell searched, a few cells a round (a category is a
 /// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
 /// looked at a listing), then `BatchGetItem` of the listings it returns,
-/// keeping those still active where the index placed them.
+/// keeping those still active.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
@@ -141,13 +146,14 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
     } else {
         app.store.batch_get::<Listing>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
     };
-    // As the index placed them: an index copy lags its listing a moment.
+    // Still active: an index copy lags its listing a moment (a location is
+    // set at creation only). A page can be short: the cursor goes on.
     let items: Vec<Near> = found
         .into_iter()
         .filter_map(|f| {
             let listing = listings.remove(&f.item.listing_id)?;
-            let same = listing.status == ListingStatus::Active && listing.location == Some(f.item.location);
-            same.then(|| Near { listing, distance_km: (f.km * 1000.0).round() / 1000.0 })
+            (listing.status == ListingStatus::Active)
+                .then(|| Near { listing, distance_km: (f.km * 1000.0).round() / 1000.0 })
         })
         .collect();
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })

@@ -17,9 +17,9 @@
 //! looked at (distance and id): cells wholly nearer are never queried again.
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
-//! few cells per round keep a city's page of 20 near 20 queries and 30 read
-//! units, where querying every cell that might hold a result read ten times
-//! that.
+//! few cells per round keep a city's page of 20 near 20 queries (15 read
+//! units of the index's small copies, 32 were they whole listings), where
+//! querying every cell that might hold a result read ten times that.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;

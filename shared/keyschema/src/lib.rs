@@ -1,4 +1,4 @@
-//! The single-table key design of the marketplace: one table, three GSIs.
+//! The single-table key design of the marketplace: one table, four GSIs.
 //!
 //! Pure code, no AWS calls. Each entity is declared once
 //! ([`entities`]: its primary key and every index it joins, as templates

@@ -9,8 +9,9 @@
 //!   Query sums the sizes of the items it reads before rounding;
 //! - writes: 1 KB units, 1 WCU, 2 WCU in a transaction (condition checks
 //!   included, priced as the write they guard); each index copy a write
-//!   rewrites is 1 WCU per KB on that index's partition (every index
-//!   projects all attributes, so any change of an indexed item rewrites it);
+//!   rewrites is 1 WCU per KB on that index's partition (a change rewrites
+//!   the copy when it moves the item's key there or changes an attribute
+//!   the index holds: any, but in GSI4, which holds a few);
 //! - a partition (table or index) serves at most 3,000 RCU/s and 1,000
 //!   WCU/s; two transactions on one item in flight together cancel.
 //!

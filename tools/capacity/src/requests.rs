@@ -6,6 +6,8 @@
 //! itself (`keyschema`: the declarations, their access functions and the
 //! changes of `write`), so a key change shows up here without an edit.
 
+use std::collections::BTreeMap;
+
 use domain::ids::{BrandId, CategoryId, ListingId, OrderId, ProductId, ReviewId, UserId};
 use domain::model::{ListingStatus, Money, OrderStatus, Party, UserRole};
 use keyschema::decl::{EntityDecl, SchemaError};
@@ -113,6 +115,19 @@ fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> 
 /// rewrites, in every index it is in before or after, but for an index
 /// that holds none of the attributes changed and whose key stays.
 fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool) -> Result<Action, SchemaError> {
+    update_from(decl, decl.item_keys(before)?.keys, before, change, kb, tx)
+}
+
+/// [`update`] of an item whose index keys are `was` (a new item has only
+/// those its write put: the stream processor adds the others).
+fn update_from(
+    decl: &EntityDecl,
+    was: BTreeMap<Index, Key>,
+    before: &Attrs,
+    change: &Change,
+    kb: f64,
+    tx: bool,
+) -> Result<Action, SchemaError> {
     let mut after = before.clone();
     for (name, value) in &change.set {
         after.insert((*name).to_owned(), value.clone());
@@ -120,7 +135,7 @@ fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool)
     for name in &change.remove {
         after.remove(*name);
     }
-    let (was, now) = (decl.item_keys(before)?.keys, decl.item_keys(&after)?.keys);
+    let now = decl.item_keys(&after)?.keys;
     let changed: Vec<&str> =
         change.set.iter().chain(&change.add).map(|(name, _)| *name).chain(change.remove.iter().copied()).collect();
     let mut copies = Vec::new();
@@ -320,10 +335,11 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
                 get(keys::user(&ids.seller)?, kb.user, false),
                 put(&new, kb.listing, true)?,
             ];
-            // The stream processor adds its browse and price keys: one more
-            // write of the item, in every index it is in.
+            // The stream processor adds its browse, price and near keys: one
+            // more write of the item, a copy in every index it is then in.
             let none = Change::of(keys::listing(&ids.new_listing)?, NOW);
-            out.push(update(listing_decl, &attrs(&new), &none, kb.listing, false)?);
+            let put_keys = listing_decl.written_keys(&attrs(&new))?.keys;
+            out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
             // And its search postings: the listing read, then its terms put
             // in one BatchWriteItem (11.2 per title of the corpus: one on
             // the drawn term, 10 on cold ones).
