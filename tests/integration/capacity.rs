@@ -67,6 +67,8 @@ const CASES: &[Case] = &[
         0.0,
     ),
     case("beyond AP2", "GET /categories/{categoryId}/listings?sort=price", &["GetItem", "Query"], 1.0, 0.0),
+    // The category (remembered five minutes after) and its rating item.
+    case("category rating", "GET /categories/{categoryId}", &["GetItem", "GetItem"], 1.0, 0.0),
     case("create listing", "POST /listings", &["GetItem", "GetItem", "TransactWriteItems"], 1.0, 8.0),
     // 4: the near index holds no price (its projection), so no copy there.
     case("update listing", "PATCH /listings/{listingId}", &["UpdateItem"], 0.0, 4.0),
@@ -131,6 +133,7 @@ async fn request(t: &TestTable, pattern: &str) -> Req {
             .query("sort", "price")
             .query("minPrice", 10)
             .query("maxPrice", 100),
+        "category rating" => req("GET /categories/{categoryId}").path("categoryId", "pottery"),
         "create listing" => req("POST /listings")
             .by(As::User("alice"))
             .json(json!({ "title": "Jug", "price": 12, "categoryId": "books" })),
@@ -262,6 +265,7 @@ budget_tests! {
     marketplace_ap6 => "marketplace AP6",
     marketplace_ap6_sharded => "marketplace AP6, 4 shards",
     beyond_ap2 => "beyond AP2",
+    category_rating => "category rating",
     create_listing => "create listing",
     update_listing => "update listing",
     beyond_ap1 => "beyond AP1",
