@@ -50,9 +50,16 @@ pub struct TestTable {
     pub log: Usage,
 }
 
+/// Warnings and errors of the code under test (a stream record that failed
+/// says why) as JSON lines on stdout: shown with a failing test.
+fn logs() {
+    telemetry::init_logs_at(telemetry::tracing::subscriber::filter::LevelFilter::WARN);
+}
+
 impl TestTable {
     /// Creates a uniquely named table.
     pub async fn new() -> Self {
+        logs();
         let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::generate());
         let deps = local_stack::deps(endpoint(), &name, Some(log.clone())).await.expect("table created");
@@ -68,6 +75,7 @@ impl TestTable {
     }
 
     async fn at(endpoint: &str, usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
+        logs();
         let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::generate());
         let mut all = vec![log.clone()];

@@ -22,7 +22,7 @@ mod logs;
 mod metrics_emf;
 pub mod xray;
 
-pub use logs::{filter, init_logs, redacted, request, LOG_LEVEL_VAR, OWN_CRATES};
+pub use logs::{filter, init_logs, init_logs_at, redacted, request, LOG_LEVEL_VAR, OWN_CRATES};
 pub use metrics_emf::{capacity, flush, handled_errors, DEFAULT_NAMESPACE, NAMESPACE_VAR};
 
 /// Logs and metrics for a Lambda function named `function` (the metrics'

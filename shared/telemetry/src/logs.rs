@@ -18,7 +18,12 @@ pub const LOG_LEVEL_VAR: &str = "AWS_LAMBDA_LOG_LEVEL";
 /// not read: one setting decides what is logged. Does nothing if the
 /// process already has a subscriber.
 pub fn init_logs() {
-    let level = std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l));
+    init_logs_at(std::env::var(LOG_LEVEL_VAR).map_or(LevelFilter::INFO, |l| level_filter(&l)));
+}
+
+/// [`init_logs`] at `level` (the integration tests log warnings and errors,
+/// which the test runner shows when a test fails).
+pub fn init_logs_at(level: LevelFilter) {
     let _ = json_lines(std::io::stdout).with_env_filter(filter(level)).try_init();
 }
 
