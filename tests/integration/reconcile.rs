@@ -451,3 +451,53 @@ async fn an_aggregate_moved_by_its_own_drift_while_checked_is_still_repaired() {
     assert_eq!(n(&item().await, "favoriteCount"), 3);
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
 }
+
+/// The job decides a marker from a read of its base item: a favorite that
+/// the job found uncounted (a record lost for good) but that is removed,
+/// and its removal handled, while the job's write is on its way must not be
+/// counted by that write (the write checks the favorite is still there).
+/// Without the check the listing held 1 favorite and had none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
+    use integration_tests::faults::Fault;
+    use stream_processor::settle::{settle, Instance};
+    let (t, faults) = TestTable::with_faults().await;
+    integration_tests::sign_up_all(&t.deps, &["bob"]).await;
+    let created = listings(&t.deps, integration_tests::new_listing("Removed in between")).await;
+    let listing = integration_tests::workload::id_of(&created.body, "listingId");
+    assert_eq!(users(&t.deps, favorite("PUT", &listing, "bob")).await.status, 201);
+    assert_eq!(process_stream(&t, integration_tests::stream_records(&t).await).await, Vec::<String>::new());
+    let all = scan(&t.deps.store).await;
+    let find = |entity: EntityType| all.iter().find(|i| s(i, "entityType") == entity.as_str()).unwrap().clone();
+    let (listing_item, marker) = (
+        all.iter()
+            .find(|i| s(i, "entityType") == EntityType::Listing.as_str() && s(i, "listingId") == listing)
+            .unwrap(),
+        find(EntityType::FavoriteMarker),
+    );
+    // A lost record: the marker says removed and the count 0, the favorite is there.
+    update(&t, &marker, &[("state", AttributeValue::S("removed".into()))], &[]).await;
+    add(&t, listing_item, &[("favoriteCount", -1)]).await;
+    let aggregate =
+        stream_processor::counted::aggregate_held("Listing", serde_dynamo::Item::from(listing_item.clone()))
+            .unwrap()
+            .expect("a listing holds its favorites");
+    let (bob, id) = ("bob".parse().unwrap(), listing.parse().unwrap());
+    let instance = Instance {
+        marker: keyschema::keys::favorite_marker(&bob, &id).unwrap(),
+        base: keyschema::keys::favorite(&bob, &id).unwrap(),
+    };
+    // The job's write waits; the favorite is removed and its removal handled.
+    faults.delay_through(&integration_tests::delaying_proxy(integration_tests::faults::DELAY).await);
+    faults.inject("TransactWriteItems", Fault::Delayed, 1);
+    let store = t.deps.store.clone();
+    let job = tokio::spawn(async move { settle(&store, &aggregate, &[instance], false).await });
+    tokio::time::sleep(integration_tests::faults::DELAY / 4).await;
+    assert_eq!(faults.pending(), 0, "the job's write is on its way");
+    let records_before = integration_tests::stream_records(&t).await.len();
+    assert_eq!(users(&t.deps, favorite("DELETE", &listing, "bob")).await.status, 204);
+    let records = integration_tests::stream_records(&t).await.split_off(records_before);
+    assert_eq!(process_stream(&t, records).await, Vec::<String>::new());
+    job.await.unwrap().unwrap();
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
+}

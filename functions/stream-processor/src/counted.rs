@@ -10,7 +10,8 @@ use domain::model::{CategoryRatingMarker, Favorite, FavoriteMarker, MarkerState,
 use domain::shard::{CATEGORY_RATING_MARKER_SHARDS, FAVORITE_MARKER_SHARDS};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
-use keyschema::{access, keys, Key, Value};
+use keyschema::{access, keys, Cond, Key, Value};
+use store::item::entity_type;
 
 use crate::counters::{Aggregate, CountChange};
 use crate::decode::RecordError;
@@ -192,4 +193,24 @@ pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<
         return Ok(Some(category_ratings_of(&c.category_id)?));
     }
     Ok(None)
+}
+
+/// What a base item must still be for a count decided from this read of it
+/// to stand: it exists, with the attributes [`instances`] reads (a
+/// review's rating and category, a favorite's id) as read.
+pub fn as_read(item: &store::Item) -> Vec<Cond> {
+    use store::aws_sdk_dynamodb::types::AttributeValue;
+    let mut out = vec![Cond::ItemExists];
+    for attr in ["rating", "categoryId", "favoriteId"] {
+        match item.get(attr) {
+            Some(AttributeValue::S(s)) => out.push(Cond::Eq(attr, Value::S(s.clone()))),
+            Some(AttributeValue::N(n)) => out.push(Cond::Eq(attr, Value::N(n.clone()))),
+            // A review without a category: it must not have gained one.
+            None if attr == "categoryId" && entity_type(item) == Some(EntityType::Review.as_str()) => {
+                out.push(Cond::NotExists(attr));
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -43,6 +43,8 @@ pub(crate) const ATTEMPTS: u32 = 5;
 pub(crate) const MARKER: &str = "marker ";
 /// Action name of the aggregate's update.
 pub(crate) const AGGREGATE: &str = "aggregate";
+/// Names a base item's check in a transaction of the maintenance job.
+pub(crate) const BASE: &str = "base ";
 
 /// An aggregate: the item it lives on, the number attributes it adds to,
 /// and the queries that read all its markers.
@@ -153,6 +155,10 @@ pub(crate) struct Transition {
     pub(crate) item: Item,
     pub(crate) before: Option<Marker>,
     pub(crate) after: Marker,
+    /// The base item (a review, a favorite) and what it must still be in
+    /// the same transaction: the maintenance job decides from a read of
+    /// it, which a removal could outdate before the write.
+    pub(crate) base: Option<(Key, Vec<keyschema::Cond>)>,
 }
 
 /// The markers as stored now (consistent), by key. A marker written before
@@ -209,7 +215,7 @@ async fn plan(store: &Store, changes: &[CountChange]) -> Result<Vec<Transition>,
         .into_values()
         .filter_map(|(key, item)| {
             let (before, after) = (before.get(&key).copied(), now.get(&key).copied()?);
-            (before != Some(after)).then_some(Transition { key, item, before, after })
+            (before != Some(after)).then_some(Transition { key, item, before, after, base: None })
         })
         .collect())
 }
@@ -251,7 +257,7 @@ pub async fn apply(store: &Store, aggregate: &Aggregate, changes: &[CountChange]
 /// The write that moves a marker from `before` to `after`: a put if it has
 /// no marker yet, else an update conditioned on the state (and version) read.
 fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Result<(), StoreError> {
-    let Transition { key, item, before, after } = t;
+    let Transition { key, item, before, after, .. } = t;
     match before {
         None => {
             let mut item = item.clone();
@@ -281,11 +287,21 @@ pub(crate) async fn write_transitions(
     transitions: &[Transition],
 ) -> Result<usize, (usize, StoreError)> {
     let mut sent = 0;
-    for chunk in transitions.chunks(MARKERS_PER_TRANSACTION) {
+    // A transaction holds at most 100 actions: the aggregate, the markers
+    // and their base items' checks.
+    let per = if transitions.iter().any(|t| t.base.is_some()) {
+        MARKERS_PER_TRANSACTION / 2
+    } else {
+        MARKERS_PER_TRANSACTION
+    };
+    for chunk in transitions.chunks(per) {
         let mut tx = store.transaction();
         let (mut sum, mut count) = (0i64, 0i64);
         for (i, t) in chunk.iter().enumerate() {
             marker_write(&mut tx, format!("{MARKER}{i}"), t).map_err(|e| (sent, e))?;
+            if let Some((key, condition)) = &t.base {
+                tx.check(format!("{BASE}{i}"), key, condition).map_err(|e| (sent, e))?;
+            }
             let (before_sum, before_count) = t.before.map_or((0, 0), Marker::counted);
             let (after_sum, after_count) = t.after.counted();
             sum += after_sum - before_sum;

@@ -7,7 +7,10 @@
 //! - [`settle`]: each marker is made to say what its base item says now (a
 //!   review or favorite that exists is counted with its weight and version;
 //!   one that does not is not), reading base and marker at once
-//!   (consistently) and moving the marker only if it is still as read. A
+//!   (consistently) and moving the marker only if it and its base item
+//!   are still as read (a condition check on the base in the same
+//!   transaction: a favorite removed, and its removal counted, between the
+//!   read and the write once left a count one too high). A
 //!   base item read older than its marker (a favorite removed and added
 //!   again in between) leaves the marker alone. The stream processor then
 //!   finds the markers moved and changes nothing: the markers decide who
@@ -27,7 +30,7 @@ use keyschema::{Change, Cond, Key, Value};
 use store::item::entity_type;
 use store::{Item, Store, StoreError};
 
-use crate::counters::{self, Aggregate, Marker, Transition, AGGREGATE, ATTEMPTS, MARKER};
+use crate::counters::{self, Aggregate, Marker, Transition, AGGREGATE, ATTEMPTS, BASE, MARKER};
 
 /// A marker to settle: its key and the base item it counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,7 +59,10 @@ pub async fn settle(
         let mut transitions = Vec::new();
         for instance in instances {
             let stored = by_key.get(&instance.marker).map(marker_of).transpose()?;
-            let (desired, item) = match by_key.get(&instance.base) {
+            let base = by_key.get(&instance.base);
+            // What the base item must still be when the marker moves.
+            let as_read = base.map_or_else(|| vec![Cond::NotExists(keyschema::table::PK)], crate::counted::as_read);
+            let (desired, item) = match base {
                 Some(base) => {
                     let entity = entity_type(base).unwrap_or_default().to_owned();
                     let image = serde_dynamo::Item::from(base.clone());
@@ -92,7 +98,13 @@ pub async fn settle(
                     continue;
                 }
             }
-            transitions.push(Transition { key: instance.marker.clone(), item, before: stored, after: desired });
+            transitions.push(Transition {
+                key: instance.marker.clone(),
+                item,
+                before: stored,
+                after: desired,
+                base: Some((instance.base.clone(), as_read)),
+            });
         }
         if transitions.is_empty() || dry_run {
             return Ok(transitions.len());
@@ -100,7 +112,10 @@ pub async fn settle(
         let moved = transitions.len();
         match counters::write_transitions(store, aggregate, &transitions).await {
             Ok(_) => return Ok(moved),
-            Err((_, e)) if e.is_transaction_conflict() || e.failed_actions().any(|a| a.starts_with(MARKER)) => {}
+            // A marker or a base item moved since read: read again.
+            Err((_, e))
+                if e.is_transaction_conflict()
+                    || e.failed_actions().any(|a| a.starts_with(MARKER) || a.starts_with(BASE)) => {}
             // The aggregate's item is gone (a user or listing deleted): nothing to settle into.
             Err((_, e)) if e.failed(AGGREGATE) => return Ok(0),
             Err((_, e)) => return Err(e),

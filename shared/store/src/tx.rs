@@ -199,7 +199,17 @@ impl Transaction {
 
     /// Requires that an item with `key` exists.
     pub fn must_exist(&mut self, name: impl Into<ActionName>, key: &Key) -> Result<&mut Self, StoreError> {
-        let e = Expression::default().condition(&[Cond::ItemExists]);
+        self.check(name, key, &[Cond::ItemExists])
+    }
+
+    /// Requires that the item with `key` meets `condition` (writes nothing to it).
+    pub fn check(
+        &mut self,
+        name: impl Into<ActionName>,
+        key: &Key,
+        condition: &[Cond],
+    ) -> Result<&mut Self, StoreError> {
+        let e = Expression::default().condition(condition);
         let check = conditioned!(ConditionCheck::builder(), &self.table, e)
             .set_key(Some(key_item(key)))
             .build()
