@@ -474,7 +474,7 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     faults.inject("TransactWriteItems", Fault::AnswerLost, 2);
     let before = kept(&scan(&t).await);
 
-    let failed = process_stream(&t, records.clone()).await;
+    let failed = integration_tests::process_stream_once(&t, records.clone()).await;
     assert_eq!(faults.pending(), 0);
     let reported: BTreeSet<usize> =
         failed.iter().map(|f| records.iter().position(|r| seq(r) == *f).expect("a record of the batch")).collect();
