@@ -381,6 +381,18 @@ mod tests {
     }
 
     #[test]
+    fn a_price_change_is_two_writes_in_its_price_shard_and_none_in_the_near_index() {
+        let load = evaluate(&mix(r#"{"update listing price": 10}"#, 1.0, 1)).unwrap();
+        let index = |name: &str| -> f64 { load.wcu.iter().filter(|((i, _), _)| i == name).map(|(_, w)| w).sum() };
+        // The API's write rewrites GSI3's copy in place; the stream moves its
+        // key (price in the sort key): the old entry deleted, the new put.
+        assert!((index("GSI3") - 30.0).abs() < 1e-9, "{}", index("GSI3"));
+        // GSI1 and GSI2 hold every attribute: rewritten by both writes.
+        assert!((index("GSI1") - 20.0).abs() < 1e-9 && (index("GSI2") - 20.0).abs() < 1e-9);
+        assert_eq!(index("GSI4"), 0.0, "the near index holds no price");
+    }
+
+    #[test]
     fn crossings_are_found_by_bisection() {
         let at = crossing(|m| 2.0 * m, 3000.0).unwrap();
         assert!((at - 1500.0).abs() < 1e-6);

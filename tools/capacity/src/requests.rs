@@ -111,9 +111,9 @@ fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> 
     Ok(Action::Write { key: keys.table().clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
 }
 
-/// A change of an item whose fields were `before`: the index copies it
-/// rewrites, in every index it is in before or after, but for an index
-/// that holds none of the attributes changed and whose key stays.
+/// A change of an item whose fields were `before`: the index writes it
+/// makes, in every index it is in before or after (a key moved is two), but
+/// for an index that holds none of the attributes changed and whose key stays.
 fn update(decl: &EntityDecl, before: &Attrs, change: &Change, kb: f64, tx: bool) -> Result<Action, SchemaError> {
     update_from(decl, decl.item_keys(before)?.keys, before, change, kb, tx)
 }
@@ -138,12 +138,18 @@ fn update_from(
     let now = decl.item_keys(&after)?.keys;
     let changed: Vec<&str> =
         change.set.iter().chain(&change.add).map(|(name, _)| *name).chain(change.remove.iter().copied()).collect();
+    // As DynamoDB writes an index: a key that moves is a delete of the old
+    // entry and a put of the new (two writes, even in one partition); one
+    // that stays is rewritten if the change touches what the index holds.
     let mut copies = Vec::new();
-    for (index, key) in was.iter().chain(&now).filter(|(i, _)| **i != Index::Table) {
-        let stays = was.get(index).is_some_and(|k| now.get(index) == Some(k));
-        let rewritten = !stays || changed.iter().any(|name| index.projection().holds(name));
-        if rewritten && !copies.contains(&(*index, key.pk.clone())) {
-            copies.push((*index, key.pk.clone()));
+    for index in Index::GSIS {
+        match (was.get(&index), now.get(&index)) {
+            (Some(old), Some(new)) if old == new => {
+                if changed.iter().any(|name| index.projection().holds(name)) {
+                    copies.push((index, new.pk.clone()));
+                }
+            }
+            (old, new) => copies.extend([old, new].into_iter().flatten().map(|k| (index, k.pk.clone()))),
         }
     }
     Ok(Action::Write { key: change.key.clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
@@ -379,11 +385,18 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             out
         }
         "update listing price" => {
-            let change = Change::of(keys::listing(&ids.listing)?, NOW)
-                .set(write::attr::PRICE, Value::n(Money::from_cents(2600)));
-            let after_write = update(listing_decl, &active, &change, kb.listing, false)?;
-            // The stream processor moves the price key: one more write.
-            vec![after_write.clone(), after_write]
+            let key = keys::listing(&ids.listing)?;
+            let price = Value::n(Money::from_cents(2600));
+            let change = Change::of(key.clone(), NOW).set(write::attr::PRICE, price.clone());
+            let mut priced = active.clone();
+            priced.insert(write::attr::PRICE.to_owned(), price);
+            let (old_keys, new_keys) = (listing_decl.item_keys(&active)?.keys, listing_decl.item_keys(&priced)?.keys);
+            // The API's write leaves the price key to the stream processor
+            // (every copy that holds the price rewritten in place), which
+            // then moves it: the old entry deleted, the new one put.
+            let api = update_from(listing_decl, new_keys, &priced, &change, kb.listing, false)?;
+            let stream = update_from(listing_decl, old_keys, &priced, &Change::of(key, NOW), kb.listing, false)?;
+            vec![api, stream]
         }
         "add favorite" | "remove favorite" => {
             let adding = kind == "add favorite";
