@@ -9,11 +9,13 @@
 use domain::geo::{Location, HASH_LEN};
 use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus, Money};
+use integration_tests::derived::set_raw;
 use integration_tests::{listings, process_stream, req, stream_records, As, TestTable};
 use keyschema::Entity;
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::json;
+use store::aws_sdk_dynamodb::types::AttributeValue::S;
 use ulid::Ulid;
 
 /// A listing as the stream processor leaves it (every index key it has).
@@ -48,29 +50,6 @@ async fn put_all(t: &TestTable, all: &[Listing]) {
             put.send().await.unwrap();
         })
         .await;
-}
-
-/// Sets one attribute of a listing's item and nothing else, not its index
-/// keys; returns what it was.
-async fn set_only(t: &TestTable, id: &str, name: &str, value: &serde_json::Value) -> serde_json::Value {
-    let key = keyschema::keys::listing(&id.parse().unwrap()).unwrap();
-    let value = serde_dynamo::to_attribute_value(value).unwrap();
-    let out = t
-        .deps
-        .store
-        .client()
-        .update_item()
-        .table_name(t.deps.store.table())
-        .key("pk", store::aws_sdk_dynamodb::types::AttributeValue::S(key.pk))
-        .key("sk", store::aws_sdk_dynamodb::types::AttributeValue::S(key.sk))
-        .update_expression("SET #a = :v")
-        .expression_attribute_names("#a", name)
-        .expression_attribute_values(":v", value)
-        .return_values(store::aws_sdk_dynamodb::types::ReturnValue::UpdatedOld)
-        .send()
-        .await
-        .unwrap();
-    serde_dynamo::from_attribute_value(out.attributes.unwrap()[name].clone()).unwrap()
 }
 
 /// Every page of a walk: (id, distanceKm) in order; the most queries a page sent.
@@ -183,9 +162,10 @@ async fn a_listing_with_a_location_is_near_until_it_is_removed_and_bad_input_is_
     assert_eq!(walk(&t, at, 1.0, 20).await.0, vec![(id.clone(), 0.0)]);
     // An index copy lags its listing a moment: a listing sold that the
     // index still holds is left out.
-    let before = set_only(&t, &id, "status", &json!("sold")).await;
+    let key = keyschema::keys::listing(&id.parse().unwrap()).unwrap();
+    let before = set_raw(&t.deps.store, &key, &[("status", S("sold".into()))], &[]).await;
     assert!(walk(&t, at, 1.0, 20).await.0.is_empty(), "sold, the index copy not yet gone");
-    set_only(&t, &id, "status", &before).await;
+    set_raw(&t.deps.store, &key, &[("status", before["status"].clone())], &[]).await;
     assert_eq!(walk(&t, at, 1.0, 20).await.0.len(), 1);
     let remove = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
     assert_eq!(listings(&t.deps, remove.json(json!({ "status": "removed" }))).await.status, 200);
@@ -316,11 +296,13 @@ async fn reconcile_restores_the_near_keys() {
     let want: Vec<String> = all[..29].iter().map(|l| l.listing_id.to_string()).collect();
     assert_eq!(exact(walk(&t, centre, 10.0, 100).await.0), want);
     // Lost; pointing at another cell; a sold listing's keys left behind.
-    set_near_keys(&t, &all[3], None).await;
-    set_near_keys(&t, &all[7], Some(("GEO#zzz".into(), "zzz#1".into()))).await;
+    let key = |l: &Listing| keyschema::keys::listing(&l.listing_id).unwrap();
+    set_raw(&t.deps.store, &key(&all[3]), &[], &["gsi4pk", "gsi4sk"]).await;
+    set_raw(&t.deps.store, &key(&all[7]), &[("gsi4pk", S("GEO#zzz".into())), ("gsi4sk", S("zzz#1".into()))], &[]).await;
     let sold = &all[29];
     let sk = format!("{}#{}", sold.geohash.as_deref().unwrap(), sold.listing_id);
-    set_near_keys(&t, sold, Some((format!("GEO#{}", sold.geocell.as_deref().unwrap()), sk))).await;
+    let pk = format!("GEO#{}", sold.geocell.as_deref().unwrap());
+    set_raw(&t.deps.store, &key(sold), &[("gsi4pk", S(pk)), ("gsi4sk", S(sk))], &[]).await;
     let broken = exact(walk(&t, centre, 10.0, 100).await.0);
     assert!(!broken.contains(&want[3]) && !broken.contains(&want[7]), "the lost keys show");
 
@@ -334,19 +316,4 @@ async fn reconcile_restores_the_near_keys() {
     assert_eq!(exact(walk(&t, centre, 10.0, 100).await.0), want, "exact after one run");
     let again = reconcile::run(&t.deps.store, unpaced()).await;
     assert_eq!(again.found(), 0, "{:#?}", again.kinds);
-}
-
-/// Sets (or with `None` removes) a listing's near keys and nothing else.
-async fn set_near_keys(t: &TestTable, l: &Listing, keys: Option<(String, String)>) {
-    use store::aws_sdk_dynamodb::types::AttributeValue::S;
-    let k = keyschema::keys::listing(&l.listing_id).unwrap();
-    let u = t.deps.store.client().update_item().table_name(t.deps.store.table()).key("pk", S(k.pk)).key("sk", S(k.sk));
-    let u = match keys {
-        None => u.update_expression("REMOVE gsi4pk, gsi4sk"),
-        Some((pk, sk)) => u
-            .update_expression("SET gsi4pk = :p, gsi4sk = :s")
-            .expression_attribute_values(":p", S(pk))
-            .expression_attribute_values(":s", S(sk)),
-    };
-    u.send().await.unwrap();
 }

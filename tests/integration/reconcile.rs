@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use integration_tests::derived::{differences, s, scan, Item};
+use integration_tests::derived::{differences, s, scan, set_raw, Item};
 use integration_tests::workload::{favorite, trader, workload};
 use integration_tests::{listings, process_stream, req, users, As, TestTable};
 use keyschema::entities;
@@ -52,24 +52,7 @@ async fn loaded(traders: usize) -> TestTable {
 }
 
 async fn update(t: &TestTable, item: &Item, set: &[(&str, AttributeValue)], remove: &[&str]) {
-    let mut req = t.deps.store.client().update_item().table_name(t.deps.store.table());
-    req = req.key("pk", item["pk"].clone()).key("sk", item["sk"].clone());
-    let mut expr = Vec::new();
-    for (i, (name, value)) in set.iter().enumerate() {
-        req = req
-            .expression_attribute_names(format!("#s{i}"), *name)
-            .expression_attribute_values(format!(":s{i}"), value.clone());
-        expr.push(format!("#s{i} = :s{i}"));
-    }
-    let mut text = if expr.is_empty() { String::new() } else { format!("SET {}", expr.join(", ")) };
-    if !remove.is_empty() {
-        let names: Vec<String> = (0..remove.len()).map(|i| format!("#r{i}")).collect();
-        for (i, name) in remove.iter().enumerate() {
-            req = req.expression_attribute_names(format!("#r{i}"), *name);
-        }
-        text = format!("{text} REMOVE {}", names.join(", "));
-    }
-    req.update_expression(text).send().await.unwrap();
+    set_raw(&t.deps.store, &store::item::key_of(item).unwrap(), set, remove).await;
 }
 
 async fn add(t: &TestTable, item: &Item, deltas: &[(&str, i64)]) {

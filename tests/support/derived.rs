@@ -197,3 +197,28 @@ fn postings(items: &[Item]) -> Vec<String> {
     out.extend(held.keys().filter(|k| !want.contains_key(*k)).map(|k| format!("posting {k:?} of no active title")));
     out
 }
+
+/// Sets and removes attributes of the item with `key` straight in the
+/// table, nothing else (not its index keys), as a lost or stray write
+/// would; returns what they were.
+pub async fn set_raw(store: &Store, key: &keyschema::Key, set: &[(&str, AttributeValue)], remove: &[&str]) -> Item {
+    let mut req = store.client().update_item().table_name(store.table());
+    req = req.key("pk", AttributeValue::S(key.pk.clone())).key("sk", AttributeValue::S(key.sk.clone()));
+    let mut expr = Vec::new();
+    for (i, (name, value)) in set.iter().enumerate() {
+        req = req
+            .expression_attribute_names(format!("#s{i}"), *name)
+            .expression_attribute_values(format!(":s{i}"), value.clone());
+        expr.push(format!("#s{i} = :s{i}"));
+    }
+    let mut text = if expr.is_empty() { String::new() } else { format!("SET {}", expr.join(", ")) };
+    if !remove.is_empty() {
+        let names: Vec<String> = (0..remove.len()).map(|i| format!("#r{i}")).collect();
+        for (i, name) in remove.iter().enumerate() {
+            req = req.expression_attribute_names(format!("#r{i}"), *name);
+        }
+        text = format!("{text} REMOVE {}", names.join(", "));
+    }
+    let req = req.update_expression(text).return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedOld);
+    req.send().await.unwrap().attributes.unwrap_or_default()
+}
