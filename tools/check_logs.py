@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks what the functions printed while ./dev test pushed events/ through
-`cargo lambda watch` at one log level (the template's LogLevel, passed as
+cargo lambda's Runtime API at one log level (the template's LogLevel, passed as
 AWS_LAMBDA_LOG_LEVEL): every line a function wrote is a JSON object; each
 invocation wrote an EMF document carrying its request id; at INFO and below
 each API invocation also wrote one request line (request id, route, status,
@@ -9,7 +9,7 @@ line; nothing personal at any level: no email, bearer token, JWT or cursor,
 and none of the texts the events carry (names, emails, titles, descriptions,
 message and review bodies, the authorization header).
 
-Usage: tools/check_logs.py WATCH_LOG API_INVOCATIONS STREAM_INVOCATIONS LEVEL [CURSOR ...]
+Usage: tools/check_logs.py FUNCTIONS_LOG API_INVOCATIONS STREAM_INVOCATIONS LEVEL [CURSOR ...]
 Lines cargo-lambda writes itself (` INFO ...`, ` WARN ...`) are skipped.
 """
 
