@@ -41,8 +41,11 @@ EXAMPLES=${CONTRACT_EXAMPLES:-40}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-admin_token=$(./dev token ops --admin)
-user_token=$(./dev token bob)
+# LOCAL_STACK: the local stack's binary when ./dev test has built it (no
+# second build by `cargo run`); else ./dev, which runs it through cargo.
+token() { if [ -n "${LOCAL_STACK:-}" ]; then "$LOCAL_STACK" token "$@"; else ./dev token "$@"; fi; }
+admin_token=$(token ops --admin)
+user_token=$(token bob)
 
 cat >"$work/contract_hooks.py" <<'PY'
 """Schemathesis hooks for tools/contract.sh (see there)."""
