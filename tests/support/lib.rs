@@ -39,10 +39,16 @@ pub fn endpoint() -> &'static str {
 /// stream records of every table a database ever held, deleted or not, and
 /// every write slows as they pile up (a PutItem took 0.8 ms of the
 /// emulator's CPU when fresh, 6 to 8 ms after a run of the whole suite in one
-/// database). Set once, before this process builds its first client.
+/// database). Set once, before this process builds its first client, and
+/// only where the process runs one test (nextest's process per test): under
+/// `cargo test` other tests' threads could be reading the environment.
 fn own_database() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| std::env::set_var("AWS_REGION", format!("test-{}", std::process::id())));
+    ONCE.call_once(|| {
+        if std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test") {
+            std::env::set_var("AWS_REGION", format!("test-{}", std::process::id()));
+        }
+    });
 }
 
 /// One of `DYNAMODB_ENDPOINTS` (comma-separated, set by `./dev test`), by
@@ -57,8 +63,8 @@ fn pooled() -> Option<String> {
 }
 
 /// A fresh table with the handlers' dependencies over it, deleted when the
-/// test is done with it (so one DynamoDB Local serving every test stays as
-/// small and quick as a fresh one).
+/// test is done with it (its stream records stay in the emulator: see
+/// [`own_database`]).
 pub struct TestTable {
     /// What handlers get.
     pub deps: Deps,
