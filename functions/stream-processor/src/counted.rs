@@ -199,17 +199,16 @@ pub fn aggregate_held(entity: &str, image: serde_dynamo::Item) -> Result<Option<
 /// to stand: it exists, with the attributes [`instances`] reads (a
 /// review's rating and category, a favorite's id) as read.
 pub fn as_read(item: &store::Item) -> Vec<Cond> {
-    use store::aws_sdk_dynamodb::types::AttributeValue;
+    let attrs = store::item::attrs(item);
     let mut out = vec![Cond::ItemExists];
     for attr in ["rating", "categoryId", "favoriteId"] {
-        match item.get(attr) {
-            Some(AttributeValue::S(s)) => out.push(Cond::Eq(attr, Value::S(s.clone()))),
-            Some(AttributeValue::N(n)) => out.push(Cond::Eq(attr, Value::N(n.clone()))),
+        match attrs.get(attr) {
+            Some(value) => out.push(Cond::Eq(attr, value.clone())),
             // A review without a category: it must not have gained one.
             None if attr == "categoryId" && entity_type(item) == Some(EntityType::Review.as_str()) => {
                 out.push(Cond::NotExists(attr));
             }
-            _ => {}
+            None => {}
         }
     }
     out
