@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 
 use aws_lambda_events::dynamodb::EventRecord;
+use derived::aggregates::AggregateKind;
 use domain::ids::{OrderId, ReviewId, UserId};
 use domain::model::Review;
 use integration_tests::derived::differences;
 use integration_tests::{catalog, orders, process_stream, put_users, req, stream_records, As, Reply, Req, TestTable};
 use maintenance::pace::Budget;
-use maintenance::reconcile::{self, Options};
+use maintenance::reconcile::{self, Kind, Options};
 use serde_json::json;
 use ulid::Ulid;
 
@@ -132,7 +133,7 @@ async fn category_ratings_are_exact_under_replays_reorders_overlaps_and_moderati
     assert_eq!(differences(&t.deps.store).await.len(), 1);
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let report = reconcile::run(&t.deps.store, unpaced).await;
-    assert_eq!(report.kinds["aggregate: category ratings"].repaired, 1, "{report:?}");
+    assert_eq!(report.of(Kind::Aggregate(AggregateKind::CategoryRatings)).repaired, 1, "{report:?}");
     assert_ratings(&t, &written).await;
 
     // A review's category taken away outside the API: reconcile uncounts it there.
@@ -160,7 +161,7 @@ async fn a_batch_of_reviews_in_one_category_writes_its_rating_in_one_transaction
     let rating = t
         .deps
         .store
-        .get_consistent::<domain::model::CategoryRating>(
+        .get_consistent::<keyschema::records::CategoryRating>(
             &keyschema::keys::category_rating(&"books".parse().unwrap()).unwrap(),
         )
         .await
@@ -247,12 +248,12 @@ async fn reconcile_gives_old_buyer_reviews_their_category_and_counts_them() {
 
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced }).await;
-    assert_eq!((dry.kinds["review categories"].found, dry.kinds["review categories"].repaired), (1, 0), "{dry:?}");
+    assert_eq!((dry.of(Kind::ReviewCategories).found, dry.of(Kind::ReviewCategories).repaired), (1, 0), "{dry:?}");
     assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "a dry run changes nothing");
 
     let report = reconcile::run(&t.deps.store, unpaced).await;
     assert!(report.complete, "{report:?}");
-    let given = &report.kinds["review categories"];
+    let given = &report.of(Kind::ReviewCategories);
     assert_eq!((given.found, given.repaired), (1, 1), "the buyer's review only: {report:?}");
     assert_eq!(rating_of(&t, "pottery").await, (Some(3.5), 2), "the buyer's 2 beside the demo's 5");
     let review: Review = t.deps.store.get_consistent(&review_key).await.unwrap().unwrap();
@@ -263,6 +264,6 @@ async fn reconcile_gives_old_buyer_reviews_their_category_and_counts_them() {
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
 
     let again = reconcile::run(&t.deps.store, unpaced).await;
-    assert!(!again.kinds.contains_key("review categories"), "{again:?}");
+    assert!(!again.kinds.contains_key(&Kind::ReviewCategories), "{again:?}");
     assert_eq!(rating_of(&t, "pottery").await, (Some(3.5), 2), "counted once");
 }

@@ -308,7 +308,7 @@ async fn reconcile_restores_the_near_keys() {
 
     let unpaced = || Options { budget: maintenance::pace::Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced() }).await;
-    let found = |r: &reconcile::Report| r.kinds.get("index keys: Listing").map_or(0, |k| k.found);
+    let found = |r: &reconcile::Report| r.of(reconcile::Kind::IndexKeys(keyschema::table::EntityType::Listing)).found;
     assert_eq!(found(&dry), 3, "{:#?}", dry.kinds);
     assert_eq!(exact(walk(&t, centre, 10.0, 100).await.0), broken, "a dry run writes nothing");
     let run = reconcile::run(&t.deps.store, unpaced()).await;

@@ -9,13 +9,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use derived::aggregates::AggregateKind::{ListingFavorites, UserRatings};
 use integration_tests::derived::{differences, s, scan, set_raw, Item};
 use integration_tests::workload::{favorite, trader, workload};
 use integration_tests::{listings, process_stream, req, users, As, TestTable};
 use keyschema::entities;
 use keyschema::table::EntityType;
 use maintenance::pace::Budget;
-use maintenance::reconcile::{self, Options, Report};
+use maintenance::reconcile::{self, Kind, Options, Report};
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::json;
@@ -80,42 +81,42 @@ fn num(v: i64) -> AttributeValue {
 /// Whether to corrupt an item of a kind `done` items of which are
 /// corrupted already: one in `one_in` at random, and the first if none is
 /// yet (so every kind is corrupted on a small table too).
-fn chosen(rng: &mut TestRng, one_in: u32, done: &BTreeMap<&'static str, usize>, kind: &str) -> bool {
-    rng.random_range(0..one_in) == 0 || !done.contains_key(kind)
+fn chosen(rng: &mut TestRng, one_in: u32, done: &BTreeMap<Kind, usize>, kind: Kind) -> bool {
+    rng.random_range(0..one_in) == 0 || !done.contains_key(&kind)
 }
 
 /// Corrupts a random quarter of each kind of derived data (at least one of
 /// each), as lost or mangled writes would; returns how many of each kind.
-async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<&'static str, usize> {
+async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<Kind, usize> {
     let mut rng = rng(seed);
     let items = scan(&t.deps.store).await;
     let of = |e: EntityType| items.iter().filter(move |i| s(i, "entityType") == e.as_str());
-    let mut done: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut done: BTreeMap<Kind, usize> = BTreeMap::new();
     // Aggregates set to something else.
     for user in of(EntityType::User) {
-        if chosen(&mut rng, 4, &done, "aggregate: user ratings") {
+        if chosen(&mut rng, 4, &done, Kind::Aggregate(UserRatings)) {
             let set = [("ratingSum", num(n(user, "ratingSum") + 3)), ("reviewCount", num(n(user, "reviewCount") + 1))];
             update(t, user, &set, &[]).await;
-            *done.entry("aggregate: user ratings").or_default() += 1;
+            *done.entry(Kind::Aggregate(UserRatings)).or_default() += 1;
         }
     }
     for listing in of(EntityType::Listing) {
-        if chosen(&mut rng, 4, &done, "aggregate: listing favorites") {
+        if chosen(&mut rng, 4, &done, Kind::Aggregate(ListingFavorites)) {
             if n(listing, "favoriteCount") == 0 || rng.random_range(0..2) == 0 {
                 update(t, listing, &[("favoriteCount", num(n(listing, "favoriteCount") + 2))], &[]).await;
             } else {
                 update(t, listing, &[], &["favoriteCount"]).await;
             }
-            *done.entry("aggregate: listing favorites").or_default() += 1;
+            *done.entry(Kind::Aggregate(ListingFavorites)).or_default() += 1;
         }
     }
     // Index keys: one index of a random item of each entity that has any,
     // its keys removed, mangled, or added where it has none.
     let mut touched = std::collections::BTreeSet::new();
     for decl in entities::ALL.iter().filter(|d| !d.indexes.is_empty()) {
-        let kind = format!("index keys: {}", decl.entity.as_str());
+        let kind = Kind::IndexKeys(decl.entity);
         for item in of(decl.entity) {
-            if !chosen(&mut rng, 4, &done, &kind) {
+            if !chosen(&mut rng, 4, &done, kind) {
                 continue;
             }
             touched.insert((s(item, "pk"), s(item, "sk")));
@@ -132,7 +133,7 @@ async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<&'static str, usize> {
                 )
                 .await;
             }
-            *done.entry(Box::leak(kind.clone().into_boxed_str())).or_default() += 1;
+            *done.entry(kind).or_default() += 1;
         }
     }
     // Search postings, at most one per listing (the report counts
@@ -140,7 +141,7 @@ async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<&'static str, usize> {
     // listing's title does not have.
     let mut listings_touched = std::collections::BTreeSet::new();
     for posting in of(EntityType::Posting) {
-        if listings_touched.contains(&s(posting, "listingId")) || !chosen(&mut rng, 6, &done, "search postings") {
+        if listings_touched.contains(&s(posting, "listingId")) || !chosen(&mut rng, 6, &done, Kind::SearchPostings) {
             continue;
         }
         listings_touched.insert(s(posting, "listingId"));
@@ -148,35 +149,36 @@ async fn corrupt(t: &TestTable, seed: u8) -> BTreeMap<&'static str, usize> {
             0 => delete(t, posting).await,
             1 => update(t, posting, &[("words", AttributeValue::S("bogus".into()))], &[]).await,
             _ => {
-                let mut stale: domain::model::Posting = serde_dynamo::from_item(posting.clone()).unwrap();
+                let mut stale: keyschema::records::Posting = serde_dynamo::from_item(posting.clone()).unwrap();
                 stale.term = "zzstale".into();
                 t.deps.store.write_batch(&[stale], &[]).await.unwrap();
             }
         }
-        *done.entry("search postings").or_default() += 1;
+        *done.entry(Kind::SearchPostings).or_default() += 1;
     }
     // Records lost for good: a review counted but its marker lost with the
     // count (a lost insert), and a favorite gone without its removal.
     for marker in of(EntityType::RatingMarker) {
-        if s(marker, "state") == "counted" && chosen(&mut rng, 4, &done, "markers: user ratings") {
+        if s(marker, "state") == "counted" && chosen(&mut rng, 4, &done, Kind::Markers(UserRatings)) {
             let user = items.iter().find(|i| s(i, "sk") == "#METADATA" && s(i, "pk") == s(marker, "pk")).unwrap();
             delete(t, marker).await;
             add(t, user, &[("ratingSum", -n(marker, "weight")), ("reviewCount", -1)]).await;
-            *done.entry("markers: user ratings").or_default() += 1;
+            *done.entry(Kind::Markers(UserRatings)).or_default() += 1;
         }
     }
     for fav in of(EntityType::Favorite) {
-        if !touched.contains(&(s(fav, "pk"), s(fav, "sk"))) && chosen(&mut rng, 5, &done, "markers: listing favorites")
+        if !touched.contains(&(s(fav, "pk"), s(fav, "sk")))
+            && chosen(&mut rng, 5, &done, Kind::Markers(ListingFavorites))
         {
             delete(t, fav).await;
-            *done.entry("markers: listing favorites").or_default() += 1;
+            *done.entry(Kind::Markers(ListingFavorites)).or_default() += 1;
         }
     }
     done
 }
 
-fn found(report: &Report, kind: &str) -> u64 {
-    report.kinds.get(kind).map_or(0, |t| t.found)
+fn found(report: &Report, kind: Kind) -> u64 {
+    report.of(kind).found
 }
 
 #[tokio::test]
@@ -194,21 +196,18 @@ async fn reconcile_makes_every_derived_value_exact_and_a_second_run_finds_nothin
     let report = reconcile::run(&t.deps.store, unpaced()).await;
     assert!(report.complete, "{report:?}");
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact after one run: {report:#?}");
-    for (kind, count) in &corrupted {
-        assert!(
-            found(&report, kind) >= *count as u64,
-            "{kind}: corrupted {count}, found {:?}",
-            report.kinds.get(*kind)
-        );
-        if kind.starts_with("index keys") {
+    for (&kind, count) in &corrupted {
+        assert!(found(&report, kind) >= *count as u64, "{kind}: corrupted {count}, found {:?}", report.of(kind));
+        if let Kind::IndexKeys(_) = kind {
             assert_eq!(found(&report, kind), *count as u64, "{kind}");
             assert_eq!(found(&dry, kind), *count as u64, "{kind} in the dry run");
         }
     }
     for (kind, tally) in &report.kinds {
         println!(
-            "reconcile: {kind:<32} corrupted {:>3} found {:>3} repaired {:>3}",
-            corrupted.get(kind.as_str()).copied().unwrap_or(0),
+            "reconcile: {:<32} corrupted {:>3} found {:>3} repaired {:>3}",
+            kind.to_string(),
+            corrupted.get(kind).copied().unwrap_or(0),
             tally.found,
             tally.repaired
         );
@@ -276,7 +275,7 @@ async fn reconcile_beside_live_writes_and_the_stream_processor_leaves_everything
     // left to the next run (reported as moved, by design); nothing else may
     // differ, and a run once the writes stop leaves everything exact.
     let left = differences(&t.deps.store).await;
-    let moved: u64 = report.kinds.iter().filter(|(k, _)| k.starts_with("aggregate")).map(|(_, t)| t.moved).sum();
+    let moved: u64 = report.kinds.iter().filter(|(k, _)| matches!(k, Kind::Aggregate(_))).map(|(_, t)| t.moved).sum();
     assert!(left.iter().all(|d| d.contains(" holds ")), "{left:#?} {:#?}", report.kinds);
     assert!(left.len() as u64 <= moved, "{left:#?}: more than the {moved} aggregates moved {:#?}", report.kinds);
     let again = reconcile::run(&t.deps.store, unpaced()).await;
@@ -407,15 +406,15 @@ async fn an_aggregate_moved_by_its_own_drift_while_checked_is_still_repaired() {
         assert_eq!(users(&t.deps, favorite("PUT", &listing, by)).await.status, 201);
     }
     let records = integration_tests::stream_records(&t).await;
-    let aggregate = stream_processor::counted::aggregate_held("Listing", serde_dynamo::Item::from(item().await))
-        .unwrap()
-        .expect("a listing holds its favorites");
+    let held = |item: &Item| derived::aggregates::held_by(&derived::Image::of_item(item).unwrap()).unwrap();
+    let aggregate = held(&item().await).expect("a listing holds its favorites");
     // The markers' read waits; the batch counting both new favorites (+2
     // markers, +2 count, one transaction) lands in between.
     faults.delay_through(&integration_tests::delaying_proxy(integration_tests::faults::DELAY).await);
     faults.inject("Query", Fault::Delayed, 1);
     let store = t.deps.store.clone();
-    let check = tokio::spawn(async move { stream_processor::settle::check_aggregate(&store, &aggregate, false).await });
+    let check =
+        tokio::spawn(async move { derived::aggregates::settle::check_aggregate(&store, &aggregate, false).await });
     tokio::time::sleep(integration_tests::faults::DELAY / 4).await;
     assert_eq!(faults.pending(), 0, "the check is reading its markers");
     assert_eq!(process_stream(&t, records).await, Vec::<String>::new());
@@ -423,9 +422,8 @@ async fn an_aggregate_moved_by_its_own_drift_while_checked_is_still_repaired() {
     if !drift.repaired {
         // The batch was still landing on every read (a loaded machine): it
         // was left as moving; once the batch is in, the check repairs it.
-        let image = serde_dynamo::Item::from(item().await);
-        let aggregate = stream_processor::counted::aggregate_held("Listing", image).unwrap().unwrap();
-        let again = stream_processor::settle::check_aggregate(&t.deps.store, &aggregate, false).await;
+        let aggregate = held(&item().await).unwrap();
+        let again = derived::aggregates::settle::check_aggregate(&t.deps.store, &aggregate, false).await;
         let again = again.unwrap().expect("the drift found");
         assert_eq!((again.stored.1 - again.markers.1, again.repaired), (2, true), "{again:?}");
     } else {
@@ -442,8 +440,9 @@ async fn an_aggregate_moved_by_its_own_drift_while_checked_is_still_repaired() {
 /// Without the check the listing held 1 favorite and had none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
+    use derived::aggregates::settle::settle;
+    use derived::aggregates::Instance;
     use integration_tests::faults::Fault;
-    use stream_processor::settle::{settle, Instance};
     let (t, faults) = TestTable::with_faults().await;
     integration_tests::sign_up_all(&t.deps, &["bob"]).await;
     let created = listings(&t.deps, integration_tests::new_listing("Removed in between")).await;
@@ -461,10 +460,9 @@ async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
     // A lost record: the marker says removed and the count 0, the favorite is there.
     update(&t, &marker, &[("state", AttributeValue::S("removed".into()))], &[]).await;
     add(&t, listing_item, &[("favoriteCount", -1)]).await;
-    let aggregate =
-        stream_processor::counted::aggregate_held("Listing", serde_dynamo::Item::from(listing_item.clone()))
-            .unwrap()
-            .expect("a listing holds its favorites");
+    let aggregate = derived::aggregates::held_by(&derived::Image::of_item(listing_item).unwrap())
+        .unwrap()
+        .expect("a listing holds its favorites");
     let (bob, id) = ("bob".parse().unwrap(), listing.parse().unwrap());
     let instance = Instance {
         marker: keyschema::keys::favorite_marker(&bob, &id).unwrap(),

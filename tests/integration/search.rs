@@ -202,14 +202,14 @@ async fn reconcile_racing_a_title_change_leaves_the_new_title_only() {
         .filter(|(_, l, _)| *l == id)
         .map(|(term, l, _)| keyschema::keys::posting(term, &l.parse().unwrap()).unwrap())
         .collect();
-    t.deps.store.write_batch::<domain::model::Posting>(&[], &lost).await.unwrap();
+    t.deps.store.write_batch::<keyschema::records::Posting>(&[], &lost).await.unwrap();
     let records_before = stream_records(&t).await.len();
     faults.delay_through(&integration_tests::delaying_proxy(DELAY).await);
     faults.inject("BatchWriteItem", Fault::Delayed, 1);
     let store = t.deps.store.clone();
     let listing: domain::ids::ListingId = id.parse().unwrap();
     let settle =
-        tokio::spawn(async move { maintenance::postings::settle(&store, &listing, &BTreeSet::new(), false).await });
+        tokio::spawn(async move { derived::postings::settle(&store, &listing, &BTreeSet::new(), false).await });
     tokio::time::sleep(DELAY / 4).await;
     assert_eq!(faults.pending(), 0, "reconcile's write is waiting");
     let r = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
@@ -217,7 +217,7 @@ async fn reconcile_racing_a_title_change_leaves_the_new_title_only() {
     let records = stream_records(&t).await;
     assert_eq!(process_stream(&t, records[records_before..].to_vec()).await, Vec::<String>::new());
     let settled = settle.await.unwrap().unwrap();
-    assert_eq!(settled, maintenance::postings::Settled::Repaired);
+    assert_eq!(settled, derived::postings::Settled::Repaired);
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
     let titles = |r: Reply| r.item_field("title");
     assert_eq!(titles(search(&t, "walnut", &[]).await), Vec::<String>::new());

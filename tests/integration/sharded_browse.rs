@@ -173,7 +173,7 @@ async fn reconcile_migrates_listings_written_with_the_unsharded_keys() {
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let report = reconcile::run(&t.deps.store, unpaced).await;
     assert!(report.complete, "{report:?}");
-    assert_eq!(report.kinds["index keys: Listing"].repaired, 6, "{report:?}");
+    assert_eq!(report.of(reconcile::Kind::IndexKeys(keyschema::table::EntityType::Listing)).repaired, 6, "{report:?}");
     assert_eq!(found(walk(&t, "pottery", &[], 20, 1).await), 6);
     assert_eq!(found(walk(&t, "pottery", &[("sort", "price")], 2, 1).await), 6);
     let page = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", &ids[0])).await;

@@ -10,12 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use domain::model::{
-    CategoryRating, CategoryRatingMarker, Favorite, FavoriteMarker, Listing, MarkerState, Posting, RatingMarker,
-    Review, User,
-};
+use domain::model::{Favorite, Listing, Review, User};
 use keyschema::decl::Keeper;
 use keyschema::entities;
+use keyschema::records::{CategoryRating, CategoryRatingMarker, FavoriteMarker, MarkerState, Posting, RatingMarker};
 use keyschema::table::EntityType;
 use store::Store;
 

@@ -5,9 +5,10 @@
 use api::validate::Name;
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::CategoryId;
-use domain::model::{Category, CategoryRating};
+use domain::model::Category;
 use domain::shard::MAX_LISTING_SHARDS;
 use domain::time::{now_ms, rfc3339};
+use keyschema::records::CategoryRating;
 use keyschema::{keys, Change, Cond, Value};
 use serde::Deserialize;
 use store::item::from_item;

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 
 use api::{ApiError, Deps, Request, Response};
 use domain::ids::{CategoryId, ListingId};
-use domain::model::{Listing, ListingStatus, Posting};
+use domain::model::{Listing, ListingStatus};
 use domain::words::Query;
 use fanout::search::{self, ListAnswer, ListAsk, ListAsker, Posted};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::records::Posting;
 use keyschema::{access, keys, table};
 use serde::{Deserialize, Serialize};
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use domain::model::Checkpoint;
+use keyschema::records::Checkpoint;
 use keyschema::{access, keys};
 use store::{Store, StoreError};
 

@@ -15,9 +15,9 @@
 pub mod checkpoints;
 pub mod expire;
 pub mod pace;
-pub mod postings;
 pub mod reconcile;
 pub mod redrive;
+mod report;
 pub mod review_categories;
 pub mod scan;
 

@@ -7,15 +7,18 @@
 //!    derives from its fields (`EntityDecl::repair` with `Keeper::Both`:
 //!    missing, stale or extra keys of any index, conditioned on the fields as
 //!    read, so a write in between wins); every listing's search postings
-//!    made those of its current state ([`crate::postings`]); every counted
-//!    instance (a review, a
-//!    favorite) and every marker is settled ([`stream_processor::settle`]:
-//!    the marker made to say what its base item says, with its aggregate's
-//!    change, in one transaction conditioned on the marker as read).
+//!    made those of its current state ([`derived::postings`]); every counted
+//!    instance (a review, a favorite) and every marker is settled
+//!    ([`derived::aggregates::settle`]: the marker made to say what its
+//!    base item says, with its aggregate's change, in one transaction
+//!    conditioned on the marker as read).
 //! 2. **Aggregates**: every aggregate (a user's ratings, a listing's
 //!    favorites, a category's rating) is compared with the sum of its
 //!    markers (read page by page) and set to it if it has not moved since
-//!    it was read ([`stream_processor::settle::check_aggregate`]).
+//!    it was read ([`derived::aggregates::settle::check_aggregate`]).
+//!
+//! Each scanned item is parsed once ([`derived::Image`]) and asked for each
+//! kind of derived data, as the stream processor asks each record.
 //!
 //! The markers decide who counted what: a review written while the job runs
 //! is counted by whichever of the stream processor and the job moves its
@@ -24,17 +27,19 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use derived::aggregates::settle::{self, check_aggregate};
+use derived::aggregates::{self, Aggregate, Instance};
+use derived::index_keys::KeysOf;
+use derived::postings::{self, Named, Settled};
+use derived::{DerivedError, Image};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use keyschema::decl::{EntityDecl, Keeper};
-use keyschema::{entities, Key};
-use serde::Serialize;
+use keyschema::decl::Keeper;
+use keyschema::Key;
 use store::{Item, Store, StoreError};
-use stream_processor::counted;
-use stream_processor::counters::Aggregate;
-use stream_processor::settle::{self, Instance};
 
 use crate::checkpoints::{self, Resume};
-use crate::pace::{Budget, Pacer, Sample};
+use crate::pace::{Budget, Pacer};
+pub use crate::report::{Kind, Report, Tally};
 
 /// The checkpoint names of the two passes.
 pub const SETTLE_JOB: &str = "reconcile-settle";
@@ -68,56 +73,6 @@ impl Default for Options {
     }
 }
 
-/// Found and repaired, for one kind of derived data.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
-    /// Items (keys, markers, aggregates) that differed from their base data.
-    pub found: u64,
-    /// Of those, repaired by this run.
-    pub repaired: u64,
-    /// Of those, changed by someone else between the read and the repair
-    /// (left to them: their own write or the stream processor is newer).
-    pub moved: u64,
-}
-
-/// What a run did.
-#[derive(Clone, Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Report {
-    /// Per kind: `index keys: listing`, `markers: user ratings`,
-    /// `aggregate: listing favorites`, `unreadable items`.
-    pub kinds: BTreeMap<String, Tally>,
-    /// Items scanned (both passes).
-    pub scanned: u64,
-    /// Whether it resumed an interrupted run.
-    pub resumed: bool,
-    /// Whether both passes finished (else: run again to resume).
-    pub complete: bool,
-    /// Why it stopped, if it did not finish.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<String>,
-    /// It stopped because DynamoDB could not be reached in the time left
-    /// (the invocation's time ran out: the next one resumes).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub unavailable: bool,
-    /// Capacity consumed and time taken.
-    pub rcu: f64,
-    /// See `rcu`.
-    pub wcu: f64,
-    /// See `rcu`.
-    pub seconds: f64,
-    /// What was consumed when (for the rate check).
-    #[serde(skip)]
-    pub samples: Vec<Sample>,
-}
-
-impl Report {
-    /// Every kind's found count, summed.
-    pub fn found(&self) -> u64 {
-        self.kinds.values().map(|t| t.found).sum()
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pass {
     Settle,
@@ -142,12 +97,17 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn tally(&self, kind: &str, found: u64, repaired: u64, moved: u64) {
-        let mut report = self.report.lock().unwrap_or_else(|p| p.into_inner());
-        let t = report.kinds.entry(kind.to_owned()).or_default();
-        t.found += found;
-        t.repaired += repaired;
-        t.moved += moved;
+    fn tally(&self, kind: Kind, tally: Tally) {
+        self.report.lock().unwrap_or_else(|p| p.into_inner()).tally(kind, tally);
+    }
+
+    /// Found, and repaired unless a dry run.
+    fn fixed(&self, n: u64) -> Tally {
+        if self.options.dry_run {
+            Tally::found(n)
+        } else {
+            Tally::repaired(n)
+        }
     }
 }
 
@@ -247,14 +207,14 @@ async fn segment(run: &Run<'_>, pass: Pass, segment: u16, from: Resume) -> Resul
 
 /// Brings an item's index keys in line with its fields; if it changed
 /// since it was read, reads it again (consistently) and tries again.
-async fn repair_keys(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item) -> Result<(), StoreError> {
-    let kind = format!("index keys: {}", decl.entity.as_str());
-    match repair_keys_of(run, decl, key, item).await? {
+async fn repair_keys(run: &Run<'_>, keys: KeysOf) -> Result<(), StoreError> {
+    let kind = Kind::IndexKeys(keys.decl.entity);
+    match repair_keys_of(run, keys).await? {
         KeyRepair::Exact => {}
-        KeyRepair::Unreadable => run.tally("unreadable items", 1, 0, 0),
-        KeyRepair::Differs => run.tally(&kind, 1, 0, 0),
-        KeyRepair::Repaired => run.tally(&kind, 1, 1, 0),
-        KeyRepair::Moved => run.tally(&kind, 1, 0, 1),
+        KeyRepair::Unreadable => run.tally(Kind::Unreadable, Tally::found(1)),
+        KeyRepair::Differs => run.tally(kind, Tally::found(1)),
+        KeyRepair::Repaired => run.tally(kind, Tally::repaired(1)),
+        KeyRepair::Moved => run.tally(kind, Tally::moved(1)),
     }
     Ok(())
 }
@@ -269,10 +229,9 @@ enum KeyRepair {
     Moved,
 }
 
-async fn repair_keys_of(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item) -> Result<KeyRepair, StoreError> {
-    let mut attrs = store::item::attrs(item);
+async fn repair_keys_of(run: &Run<'_>, mut keys: KeysOf) -> Result<KeyRepair, StoreError> {
     for attempt in 0..ATTEMPTS {
-        let change = match decl.repair(&attrs, Keeper::Both) {
+        let change = match keys.repair(Keeper::Both) {
             Ok(None) if attempt == 0 => return Ok(KeyRepair::Exact),
             Ok(None) => return Ok(KeyRepair::Moved),
             Ok(Some(change)) => change,
@@ -287,58 +246,63 @@ async fn repair_keys_of(run: &Run<'_>, decl: &EntityDecl, key: &Key, item: &Item
             Err(e) if e.is_conditional_check_failed() => {}
             Err(e) => return Err(e),
         }
-        match run.store.batch_get_items(std::slice::from_ref(key), true).await?.pop() {
-            Some(now) => attrs = store::item::attrs(&now),
+        match run.store.batch_get_items(std::slice::from_ref(&keys.key), true).await?.pop() {
+            Some(now) => keys.image.attrs = store::item::attrs(&now),
             None => return Ok(KeyRepair::Moved),
         }
     }
     Ok(KeyRepair::Moved)
 }
 
+/// A derivation's error in a reconcile: an unreadable item is tallied and
+/// left; a store error stops the run (the next one resumes).
+fn unreadable(run: &Run<'_>, e: DerivedError) -> Result<(), StoreError> {
+    match e {
+        DerivedError::Store(e) => Err(e),
+        DerivedError::Malformed(_) => {
+            run.tally(Kind::Unreadable, Tally::found(1));
+            Ok(())
+        }
+        // Only settling markers contends; it tallies that itself.
+        DerivedError::Contended(_) => Ok(()),
+    }
+}
+
 /// Pass 1 over one page: search postings, reviews' categories, index keys,
 /// then the instances and markers, by aggregate.
 async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreError> {
-    let named = crate::postings::named(&items);
-    for settled in crate::postings::settle_all(run.store, &run.pacer, named, run.options.dry_run).await? {
-        match settled.tally() {
-            Some((found, repaired, moved)) => run.tally("search postings", found, repaired, moved),
-            None if settled == crate::postings::Settled::Unreadable => run.tally("unreadable items", 1, 0, 0),
-            None => {}
-        }
-    }
+    settle_postings(run, &items).await?;
     for done in crate::review_categories::backfill(run.store, &run.pacer, &mut items, run.options.dry_run).await? {
-        let (kind, found, repaired, moved) = done.tally(run.options.dry_run);
-        run.tally(kind, found, repaired, moved);
+        let (kind, tally) = done.tally(run.options.dry_run);
+        run.tally(kind, tally);
     }
     let mut groups: BTreeMap<Key, (Aggregate, Vec<Instance>)> = BTreeMap::new();
-    for item in items {
-        let (Some(entity), Some(key)) =
-            (store::item::entity_type(&item).map(str::to_owned), store::item::key_of(&item))
-        else {
-            continue;
-        };
-        let Some(decl) = entities::ALL.iter().copied().find(|d| d.entity.as_str() == entity) else { continue };
-        repair_keys(run, decl, &key, &item).await?;
-        let image = serde_dynamo::Item::from(item);
-        let mut add = |aggregate: Aggregate, instance: Instance| {
-            groups.entry(aggregate.key.clone()).or_insert_with(|| (aggregate, Vec::new())).1.push(instance);
-        };
-        match counted::instances(&entity, image.clone(), String::new(), true) {
-            Ok(changes) => {
-                for c in changes {
+    let mut add = |aggregate: Aggregate, instance: Instance| {
+        groups.entry(aggregate.key.clone()).or_insert_with(|| (aggregate, Vec::new())).1.push(instance);
+    };
+    for item in &items {
+        let (Some(image), Some(key)) = (Image::of_item(item), store::item::key_of(item)) else { continue };
+        match KeysOf::of(&image, Keeper::Both) {
+            Ok(Some(keys)) => repair_keys(run, keys).await?,
+            Ok(None) => {}
+            Err(e) => unreadable(run, e)?,
+        }
+        match aggregates::counts_of(&image, true) {
+            Ok(counts) => {
+                for c in counts {
                     add(c.aggregate, Instance { marker: c.marker, base: key.clone() });
                 }
             }
-            Err(_) => run.tally("unreadable items", 1, 0, 0),
+            Err(e) => unreadable(run, e)?,
         }
-        match counted::marker(&entity, image) {
-            Ok(Some((marker, base, aggregate))) => add(aggregate, Instance { marker, base }),
+        match aggregates::marker_of(&image) {
+            Ok(Some((aggregate, instance))) => add(aggregate, instance),
             Ok(None) => {}
-            Err(_) => run.tally("unreadable items", 1, 0, 0),
+            Err(e) => unreadable(run, e)?,
         }
     }
     let work = groups.into_values().flat_map(|(aggregate, mut instances)| {
-        instances.sort_by(|a, b| (&a.marker, &a.base).cmp(&(&b.marker, &b.base)));
+        instances.sort();
         instances.dedup();
         let chunks: Vec<Vec<Instance>> = instances.chunks(INSTANCES_PER_SETTLE).map(<[Instance]>::to_vec).collect();
         chunks.into_iter().map(move |chunk| (aggregate.clone(), chunk))
@@ -346,9 +310,13 @@ async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreErr
     stream::iter(work)
         .map(|(aggregate, chunk)| async move {
             let _unit = run.pacer.admit().await;
-            let moved = settle::settle(run.store, &aggregate, &chunk, run.options.dry_run).await?;
-            let repaired = if run.options.dry_run { 0 } else { moved as u64 };
-            run.tally(&format!("markers: {}", aggregate.name), moved as u64, repaired, 0);
+            let kind = Kind::Markers(aggregate.kind);
+            match settle::settle(run.store, &aggregate, &chunk, run.options.dry_run).await {
+                Ok(moved) => run.tally(kind, run.fixed(moved as u64)),
+                // Live writers kept moving them: theirs to count.
+                Err(DerivedError::Contended(_)) => run.tally(kind, Tally::moved(chunk.len() as u64)),
+                Err(e) => unreadable(run, e)?,
+            }
             Ok::<(), StoreError>(())
         })
         .buffer_unordered(AT_ONCE)
@@ -357,39 +325,66 @@ async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreErr
     Ok(())
 }
 
-/// Pass 2 over one page: each aggregate an item holds against its markers.
-async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
-    let mut aggregates = Vec::new();
-    for item in items {
-        let Some(entity) = store::item::entity_type(&item).map(str::to_owned) else { continue };
-        match counted::aggregate_held(&entity, serde_dynamo::Item::from(item)) {
-            Ok(Some(aggregate)) => aggregates.push(aggregate),
-            Ok(None) => {}
-            Err(_) => run.tally("unreadable items", 1, 0, 0),
+/// The page's search postings: its listings', and its postings' listings'
+/// where a posting is not as its listing would have it.
+async fn settle_postings(run: &Run<'_>, items: &[Item]) -> Result<(), StoreError> {
+    let mut named = Named::default();
+    for image in items.iter().filter_map(Image::of_item) {
+        named.add(&image);
+    }
+    let to_settle = {
+        let _unit = run.pacer.admit().await;
+        named.to_settle(run.store).await?
+    };
+    let settled: Vec<Settled> = stream::iter(to_settle)
+        .map(|(listing, terms)| async move {
+            let _unit = run.pacer.admit().await;
+            postings::settle(run.store, &listing, &terms, run.options.dry_run).await
+        })
+        .buffer_unordered(AT_ONCE)
+        .try_collect()
+        .await?;
+    for s in settled {
+        match s {
+            Settled::Exact => {}
+            Settled::Differs => run.tally(Kind::SearchPostings, Tally::found(1)),
+            Settled::Repaired => run.tally(Kind::SearchPostings, Tally::repaired(1)),
+            Settled::Moved => run.tally(Kind::SearchPostings, Tally::moved(1)),
+            Settled::Unreadable => run.tally(Kind::Unreadable, Tally::found(1)),
         }
     }
-    stream::iter(aggregates)
+    Ok(())
+}
+
+/// Pass 2 over one page: each aggregate an item holds against its markers.
+async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
+    let mut held = Vec::new();
+    for image in items.iter().filter_map(Image::of_item) {
+        match aggregates::held_by(&image) {
+            Ok(Some(aggregate)) => held.push(aggregate),
+            Ok(None) => {}
+            Err(e) => unreadable(run, e)?,
+        }
+    }
+    stream::iter(held)
         .map(|aggregate| async move {
-            let kind = format!("aggregate: {}", aggregate.name);
+            let kind = Kind::Aggregate(aggregate.kind);
             // An aggregate that moved while read is read again: a live
             // write moves it by its own amount and keeps the drift.
             for attempt in 0..ATTEMPTS {
                 let _unit = run.pacer.admit().await;
-                match settle::check_aggregate(run.store, &aggregate, run.options.dry_run).await {
+                match check_aggregate(run.store, &aggregate, run.options.dry_run).await {
                     Ok(None) if attempt == 0 => {}
-                    Ok(None) => run.tally(&kind, 1, 0, 1),
-                    Ok(Some(drift)) if drift.repaired => run.tally(&kind, 1, 1, 0),
-                    Ok(Some(_)) if run.options.dry_run => run.tally(&kind, 1, 0, 0),
+                    Ok(None) => run.tally(kind, Tally::moved(1)),
+                    Ok(Some(drift)) if drift.repaired => run.tally(kind, Tally::repaired(1)),
+                    Ok(Some(_)) if run.options.dry_run => run.tally(kind, Tally::found(1)),
                     Ok(Some(_)) if attempt + 1 < ATTEMPTS => continue,
-                    Ok(Some(_)) => run.tally(&kind, 1, 0, 1),
-                    Err(StoreError::Service { code, .. }) if code.starts_with("Malformed") => {
-                        run.tally("unreadable items", 1, 0, 0)
-                    }
-                    Err(e) => return Err(e),
+                    Ok(Some(_)) => run.tally(kind, Tally::moved(1)),
+                    Err(e) => unreadable(run, e)?,
                 }
                 break;
             }
-            Ok(())
+            Ok::<(), StoreError>(())
         })
         .buffer_unordered(AT_ONCE)
         .try_collect::<Vec<()>>()

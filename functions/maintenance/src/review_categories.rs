@@ -7,13 +7,14 @@
 //! A seller's review and a review of a catalog order rate no category and
 //! are left as they are.
 
+use derived::{Body, Image};
 use domain::ids::CategoryId;
 use domain::model::{Listing, Order, Review};
-use keyschema::table::EntityType;
 use keyschema::write;
 use store::{Item, Store, StoreError};
 
 use crate::pace::Pacer;
+use crate::report::{Kind, Tally};
 
 /// What became of one review.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,12 +28,13 @@ pub enum Backfill {
 }
 
 impl Backfill {
-    /// The report's kind and its found, repaired and moved counts.
-    pub fn tally(&self, dry_run: bool) -> (&'static str, u64, u64, u64) {
+    /// The report's kind and tally.
+    pub fn tally(&self, dry_run: bool) -> (Kind, Tally) {
         match self {
-            Backfill::Given => ("review categories", 1, u64::from(!dry_run), 0),
-            Backfill::Moved => ("review categories", 1, 0, 1),
-            Backfill::Unreadable => ("unreadable items", 1, 0, 0),
+            Backfill::Given if dry_run => (Kind::ReviewCategories, Tally::found(1)),
+            Backfill::Given => (Kind::ReviewCategories, Tally::repaired(1)),
+            Backfill::Moved => (Kind::ReviewCategories, Tally::moved(1)),
+            Backfill::Unreadable => (Kind::Unreadable, Tally::found(1)),
         }
     }
 }
@@ -48,12 +50,10 @@ pub async fn backfill(
 ) -> Result<Vec<Backfill>, StoreError> {
     let mut out = Vec::new();
     for item in items.iter_mut() {
-        if store::item::entity_type(item) != Some(EntityType::Review.as_str())
-            || item.contains_key(write::attr::CATEGORY_ID)
-        {
+        if item.contains_key(write::attr::CATEGORY_ID) {
             continue;
         }
-        let Ok(review) = store::item::from_item::<Review>(item.clone()) else { continue };
+        let Some(Image { body: Body::Review(review), .. }) = Image::of_item(item) else { continue };
         let category = {
             let _unit = pacer.admit().await;
             match category_of(store, &review).await {

@@ -20,12 +20,11 @@ use std::time::Duration;
 use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
 use domain::ids::{ListingId, OrderId, ProductId, UserId};
-use domain::model::{
-    IdempotencyRecord, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product,
-};
+use domain::model::{Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product};
 use domain::shard::order_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::keys;
+use keyschema::records::IdempotencyRecord;
 use keyschema::table::EntityType;
 use keyschema::write;
 use serde::{Deserialize, Serialize};

@@ -3,26 +3,25 @@
 
 use std::collections::BTreeMap;
 
-use domain::ids::ListingId;
+use derived::aggregates::{markers, Count};
+use derived::index_keys::{KeysOf, Outcome};
+use derived::postings::{self, Touched};
 use futures_util::stream::{self, StreamExt};
-use keyschema::decl::EntityDecl;
-use keyschema::{Attrs, Key};
+use keyschema::decl::Keeper;
+use keyschema::Key;
 use store::Store;
-
-use crate::search::{self, Touched};
-use crate::{counters, index_keys, CountChange, Outcome};
 
 /// A batch's work, by the item it writes, in the order each first appears.
 #[derive(Default)]
 pub(crate) struct Items {
     pub(crate) work: Vec<(Key, ItemWork)>,
-    at: BTreeMap<(String, String), usize>,
+    at: BTreeMap<Key, usize>,
 }
 
 impl Items {
     pub(crate) fn of(&mut self, item: Key) -> &mut ItemWork {
         let next = self.work.len();
-        let i = *self.at.entry((item.pk.clone(), item.sk.clone())).or_insert(next);
+        let i = *self.at.entry(item.clone()).or_insert(next);
         if i == next {
             self.work.push((item, ItemWork::default()));
         }
@@ -31,20 +30,19 @@ impl Items {
 }
 
 /// What a batch asks of one item. Records are named by their position in
-/// the batch (or in the changes given to [`aggregate`]).
+/// the batch, with their sequence numbers.
 #[derive(Default)]
 pub(crate) struct ItemWork {
-    /// The records of the item's images (position, sequence number), in
-    /// stream order.
-    pub(crate) flag_records: Vec<(usize, String)>,
+    /// The records of the item's images, in stream order.
+    pub(crate) keys_records: Vec<(usize, String)>,
     /// The last image: it decides the index keys (the earlier ones are
     /// older states of the same item, superseded by it).
-    pub(crate) flag: Option<(&'static EntityDecl, Attrs)>,
-    /// Count changes of the item's aggregate, in stream order.
-    pub(crate) counts: Vec<(usize, CountChange)>,
+    pub(crate) keys: Option<KeysOf>,
+    /// Counts into the item's aggregate, in stream order.
+    pub(crate) counts: Vec<(usize, String, Count)>,
     /// The listing whose search postings the batch changes, and the terms
     /// of its images.
-    pub(crate) search: Option<(ListingId, Touched)>,
+    pub(crate) search: Option<Touched>,
     /// The records that asked for it.
     pub(crate) search_records: Vec<(usize, String)>,
 }
@@ -54,8 +52,8 @@ pub(crate) struct ItemWork {
 pub(crate) struct ItemDone {
     /// Writes sent.
     pub(crate) writes: usize,
-    /// The browse flag's outcome, if the item had listing records.
-    pub(crate) flag: Option<Outcome>,
+    /// What bringing its index keys in line did, if the batch had its images.
+    pub(crate) keys: Option<Outcome>,
     /// Whether its aggregates changed.
     pub(crate) aggregated: bool,
     /// Whether its search postings were brought in line.
@@ -74,28 +72,28 @@ pub(crate) async fn run_items(store: &Store, items: Items, request_id: &str, con
         .await
 }
 
-/// One item, one request at a time: the flag, the search postings, then
-/// the aggregate. They are independent (a failed flag does not hold back
+/// One item, one request at a time: its index keys, its search postings,
+/// then its aggregate. They are independent (failed keys do not hold back
 /// the count); a part that fails reports all its records.
 async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) -> ItemDone {
     let mut done = ItemDone::default();
-    if let Some((decl, image)) = &work.flag {
-        match index_keys::repair(store, decl, image).await {
-            Ok(Outcome::Skipped) => {}
+    if let Some(keys) = &work.keys {
+        match keys.apply(store, Keeper::Stream).await {
+            Ok(Outcome::Exact) => {}
             Ok(outcome) => {
                 done.writes += 1;
-                done.flag = Some(outcome);
+                done.keys = Some(outcome);
             }
             Err(e) => {
                 done.writes += 1;
-                let records = work.flag_records.iter().map(|(_, s)| s.as_str());
+                let records = work.keys_records.iter().map(|(_, s)| s.as_str());
                 log_item_failure(request_id, &item, &e, records, "reported for retry");
-                done.failed.extend(work.flag_records.iter().map(|(at, _)| *at));
+                done.failed.extend(work.keys_records.iter().map(|(at, _)| *at));
             }
         }
     }
-    if let Some((listing, touched)) = &work.search {
-        match search::sync(store, listing, touched).await {
+    if let Some(touched) = &work.search {
+        match postings::sync(store, &touched.listing, &touched.terms).await {
             Ok(n) => {
                 done.writes += n;
                 done.searched = true;
@@ -112,18 +110,18 @@ async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) ->
             }
         }
     }
-    if let Some((_, first)) = work.counts.first() {
+    if let Some((_, _, first)) = work.counts.first() {
         let aggregate = first.aggregate.clone();
-        let (positions, changes): (Vec<usize>, Vec<CountChange>) = work.counts.into_iter().unzip();
-        match counters::apply(store, &aggregate, &changes).await {
+        let counts: Vec<Count> = work.counts.iter().map(|(_, _, c)| c.clone()).collect();
+        match markers::apply(store, &aggregate, &counts).await {
             Ok(n) => {
                 done.writes += n;
                 done.aggregated = n > 0;
             }
             Err(e) => {
-                let records = changes.iter().map(|c| c.sequence_number.as_str());
+                let records = work.counts.iter().map(|(_, s, _)| s.as_str());
                 log_item_failure(request_id, &item, &e, records, "reported for retry");
-                done.failed.extend(positions);
+                done.failed.extend(work.counts.iter().map(|(at, _, _)| *at));
             }
         }
     }

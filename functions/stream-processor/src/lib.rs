@@ -1,23 +1,29 @@
 //! The table's stream processor (NEW_AND_OLD_IMAGES): keeps what is derived
-//! from the base items.
+//! from the base items, with the `derived` library (which reconcile drives
+//! too). Each record is parsed once ([`derived::Record`]) and asked for its
+//! three kinds of work:
 //!
-//! - [`index_keys`]: the index keys the declarations give it to keep (the
-//!   sparse browse keys of active listings: by age and by price).
-//! - [`counters`]: aggregates kept exactly once with markers (a user's
-//!   rating sum and count from the reviews about them; a listing's favorite
-//!   count).
-//! - [`decode`]: what a record is about.
+//! - index keys ([`derived::index_keys`]): the keys the declarations give
+//!   the stream processor to keep (a listing's `browse`, `by_price` and
+//!   `near` keys, present only while it is active);
+//! - search postings ([`derived::postings`]): a listing's, from its current
+//!   state, when a record changes what it is found by;
+//! - counts ([`derived::aggregates`]): a review's rating into its user's and
+//!   its category's ratings, a favorite into its listing's count, exactly
+//!   once with markers.
 //!
 //! **Items concurrently, each in stream order.** A batch is grouped by the
-//! item it writes (a listing: its browse flag and its `favoriteCount`; a
-//! user: its rating aggregates), and the items are processed concurrently,
+//! item it writes (a listing: its index keys, its postings and its
+//! `favoriteCount`; a user: its rating aggregates; a category's rating
+//! item), and the items are processed concurrently,
 //! [`ITEMS_AT_ONCE`] in flight, inside the handler's own task (no spawned
 //! task: per-request accounting is task-local). Within an item nothing is
-//! reordered: a listing's flag is decided by its last image in the batch
-//! (the earlier ones are superseded by it), its count changes are planned
-//! in stream order, and the flag is written before the aggregate, one
-//! request at a time, so no two writes of the batch meet on one item. A
-//! batch of new records sends one write per flag and aggregate that changes.
+//! reordered: a listing's index keys are decided by its last image in the
+//! batch (the earlier ones are superseded by it), its count changes are
+//! planned in stream order, and its keys, postings and aggregate are
+//! written one request at a time, so no two writes of the batch meet on one
+//! item. A batch of new records sends one write per item's keys and
+//! aggregate that changes (and one `BatchWriteItem` per listing's postings).
 //!
 //! **Failures.** A record that can never succeed (malformed) is logged and
 //! skipped, so it never holds up its shard; a transient failure (throttled,
@@ -26,54 +32,31 @@
 //! `batchItemFailures`, so Lambda retries from it, and the conditions and
 //! markers make the retry safe. With items
 //! running concurrently, a failure is reported for every record of the
-//! failed part of its item (the flag's records, or the aggregate's), in
+//! failed part of its item (the keys' records, the postings' or the
+//! aggregate's), in
 //! stream order: Lambda retries from the lowest, so every record not known
 //! to be applied is delivered again. Records after it of other items that
 //! succeeded are delivered again too; their conditions and markers find the
 //! work done and change nothing.
 
-pub mod counted;
-pub mod counters;
-pub mod decode;
-pub mod index_keys;
 mod items;
-pub mod search;
-pub mod settle;
 
 use std::convert::Infallible;
 
 use aws_lambda_events::dynamodb::{Event, EventRecord};
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use keyschema::decl::EntityDecl;
-use keyschema::{Attrs, Key};
+use derived::aggregates;
+use derived::index_keys::{KeysOf, Outcome};
+use derived::postings::Touched;
+use derived::Record;
 use lambda_runtime::LambdaEvent;
 use store::Store;
 
-pub use counters::CountChange;
-pub use decode::{classify, RecordError, Work};
 use items::{run_items, Items};
 
-/// How many items (a listing's flag and count, a user's aggregates) a batch
-/// processes at once.
+/// How many items (a listing's keys, postings and count, a user's
+/// aggregates) a batch processes at once.
 pub const ITEMS_AT_ONCE: usize = 16;
-/// How many aggregates [`aggregate`] writes at once.
-pub const AGGREGATES_AT_ONCE: usize = 8;
-
-/// What processing one record did.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Nothing to do for this record.
-    Skipped,
-    /// The listing entered the browse index.
-    Indexed,
-    /// The listing left the browse index.
-    Unindexed,
-    /// An instance entered or left its aggregate.
-    Aggregated,
-    /// A write was attempted but the current item no longer needed it
-    /// (a stale or repeated record).
-    Stale,
-}
 
 /// What a batch did: for the log line and the benchmarks.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -82,20 +65,21 @@ pub struct BatchReport {
     pub records: usize,
     /// Records skipped as malformed (never retried).
     pub malformed: usize,
-    /// Writes sent (listing updates and aggregate transactions).
+    /// Writes sent (index key updates, postings' `BatchWriteItem`s and
+    /// aggregate transactions).
     pub writes: usize,
-    /// Distinct items the batch had work for (listings, users).
+    /// Distinct items the batch had work for (listings, users, category ratings).
     pub items: usize,
-    /// Listings that entered the browse index (or moved in it).
+    /// Items whose stream-kept index keys were set (entered or moved).
     pub indexed: usize,
-    /// Listings that left the browse index.
+    /// Items whose stream-kept index keys were removed only.
     pub unindexed: usize,
     /// Aggregates (and markers) that changed.
     pub aggregated: usize,
     /// Listings whose search postings were brought in line.
     pub searched: usize,
-    /// Flag writes whose condition found the listing already right (a
-    /// stale or replayed record).
+    /// Index key writes whose condition found the item no longer as the
+    /// image had it (a stale or replayed record).
     pub stale: usize,
     /// Sequence numbers reported as failed, in stream order.
     pub failed: Vec<String>,
@@ -167,11 +151,11 @@ pub async fn process_batch(store: &Store, records: &[EventRecord], request_id: &
 }
 
 /// Processes a batch with at most `concurrency` items in flight (1: one
-/// item after another): groups the records by item, in the order each item
-/// first appears; per item, writes the browse flag its last listing image
-/// asks for, then its search postings (if a record changed what it is found
-/// by), then its coalesced count changes; reports the records of each part
-/// that failed.
+/// item after another): parses each record once and groups its work by
+/// item, in the order each item first appears; per item, writes the index
+/// keys its last image asks for, then its search postings (if a record
+/// changed what it is found by), then its coalesced counts; reports the
+/// records of each part that failed.
 pub async fn process_batch_with(
     store: &Store,
     records: &[EventRecord],
@@ -180,54 +164,58 @@ pub async fn process_batch_with(
 ) -> BatchReport {
     let mut report = BatchReport { records: records.len(), ..BatchReport::default() };
     let mut items = Items::default();
-    for (at, record) in records.iter().enumerate() {
-        match search::touched(record).and_then(|t| t.map(|(l, t)| Ok((search::listing_key(&l)?, l, t))).transpose()) {
-            Ok(Some((key, listing, touched))) => {
+    for (at, raw) in records.iter().enumerate() {
+        let mut malformed = |e: &derived::DerivedError, action: &str| {
+            report.malformed += 1;
+            log_failure(request_id, raw, e, action);
+        };
+        let record = match Record::parse(raw) {
+            Ok(record) => record,
+            Err(e) => {
+                malformed(&e, "skipped: it can never succeed");
+                continue;
+            }
+        };
+        let seq = || record.sequence_number.clone();
+        match Touched::of_record(&record)
+            .and_then(|t| t.map(|t| Ok((keyschema::keys::listing(&t.listing)?, t))).transpose())
+        {
+            Ok(Some((key, touched))) => {
                 let work = items.of(key);
-                work.search_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
+                work.search_records.push((at, seq()));
                 match &mut work.search {
-                    Some((_, terms)) => terms.terms.extend(touched.terms),
-                    None => work.search = Some((listing, touched)),
+                    Some(t) => t.merge(touched),
+                    None => work.search = Some(touched),
                 }
             }
             Ok(None) => {}
-            Err(e) => {
-                report.malformed += 1;
-                log_failure(request_id, record, &e, "search postings skipped: it can never succeed");
-            }
+            Err(e) => malformed(&e, "search postings skipped: it can never succeed"),
         }
-        match classify(record) {
-            Err(e) => {
-                report.malformed += 1;
-                log_failure(request_id, record, &e, "skipped: it can never succeed");
+        match KeysOf::of_record(&record) {
+            Ok(Some(keys)) => {
+                let work = items.of(keys.key.clone());
+                work.keys_records.push((at, seq()));
+                work.keys = Some(keys);
             }
-            Ok(Work::Skip) => {}
-            Ok(Work::Count(changes)) => {
-                for change in changes {
-                    items.of(change.aggregate.key.clone()).counts.push((at, change));
+            Ok(None) => {}
+            Err(e) => malformed(&e, "index keys skipped: it can never succeed"),
+        }
+        match aggregates::counts(&record) {
+            Ok(counts) => {
+                for count in counts {
+                    items.of(count.aggregate.key.clone()).counts.push((at, seq(), count));
                 }
             }
-            Ok(Work::Keys(decl, image)) => match table_key(decl, &image) {
-                Some(item) => {
-                    let work = items.of(item);
-                    work.flag_records.push((at, record.change.sequence_number.clone().unwrap_or_default()));
-                    work.flag = Some((decl, image));
-                }
-                None => {
-                    report.malformed += 1;
-                    let e = RecordError::Malformed("an image without its primary key".into());
-                    log_failure(request_id, record, &e, "skipped: it can never succeed");
-                }
-            },
+            Err(e) => malformed(&e, "counts skipped: it can never succeed"),
         }
     }
     report.items = items.work.len();
     let mut failed = Vec::new();
     for done in run_items(store, items, request_id, concurrency).await {
         report.writes += done.writes;
-        report.indexed += usize::from(done.flag == Some(Outcome::Indexed));
-        report.unindexed += usize::from(done.flag == Some(Outcome::Unindexed));
-        report.stale += usize::from(done.flag == Some(Outcome::Stale));
+        report.indexed += usize::from(done.keys == Some(Outcome::Indexed));
+        report.unindexed += usize::from(done.keys == Some(Outcome::Unindexed));
+        report.stale += usize::from(done.keys == Some(Outcome::Stale));
         report.aggregated += usize::from(done.aggregated);
         report.searched += usize::from(done.searched);
         failed.extend(done.failed);
@@ -247,44 +235,4 @@ fn log_failure(request_id: &str, record: &EventRecord, error: &dyn std::fmt::Dis
         action,
         "record failed"
     );
-}
-
-/// Processes one record on its own (a batch of one).
-pub async fn process(store: &Store, record: &EventRecord) -> Result<Outcome, RecordError> {
-    match classify(record)? {
-        Work::Skip => Ok(Outcome::Skipped),
-        Work::Keys(decl, image) => index_keys::repair(store, decl, &image).await,
-        Work::Count(changes) => {
-            let mut applied = 0;
-            for change in changes {
-                applied += counters::apply(store, &change.aggregate.clone(), &[change]).await?;
-            }
-            Ok(if applied == 0 { Outcome::Stale } else { Outcome::Aggregated })
-        }
-    }
-}
-
-/// Applies count changes to their aggregates, coalesced per aggregate, at
-/// most [`AGGREGATES_AT_ONCE`] at a time (in this task). Returns the writes
-/// sent and the sequence numbers of the records whose aggregate could not
-/// be written, in the order given.
-pub async fn aggregate(store: &Store, changes: Vec<CountChange>, request_id: &str) -> (usize, Vec<String>) {
-    let sequence_numbers: Vec<String> = changes.iter().map(|c| c.sequence_number.clone()).collect();
-    let mut items = Items::default();
-    for (at, change) in changes.into_iter().enumerate() {
-        items.of(change.aggregate.key.clone()).counts.push((at, change));
-    }
-    let (mut writes, mut failed) = (0, Vec::new());
-    for done in run_items(store, items, request_id, AGGREGATES_AT_ONCE).await {
-        writes += done.writes;
-        failed.extend(done.failed);
-    }
-    failed.sort_unstable();
-    failed.dedup();
-    (writes, failed.into_iter().map(|at| sequence_numbers[at].clone()).collect())
-}
-
-/// An image's primary key, rendered from its fields by its declaration.
-fn table_key(decl: &EntityDecl, image: &Attrs) -> Option<Key> {
-    decl.item_keys(image).ok().map(|k| k.table().clone())
 }

@@ -6,10 +6,11 @@
 use api::validate::Name;
 use api::{ApiError, Caller, Deps, ListBody, Request, Response};
 use domain::ids::{Email, FavoriteId, ListingId, UserId};
-use domain::model::{EmailGuard, Favorite, Listing, ListingStatus, User, UserRole};
+use domain::model::{Favorite, Listing, ListingStatus, User, UserRole};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
+use keyschema::records::EmailGuard;
 use keyschema::table::EntityType;
 use keyschema::write::{self, attr};
 use keyschema::Value;

@@ -12,9 +12,9 @@
 //! not a conflict.
 
 use domain::ids::{OrderId, UserId};
-use domain::model::IdempotencyRecord;
 use domain::time::now_ms;
 use keyschema::keys;
+use keyschema::records::IdempotencyRecord;
 use store::{item::from_item, Store, StoreError, Transaction};
 
 use crate::{ApiError, Request};

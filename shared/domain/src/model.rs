@@ -118,16 +118,6 @@ impl User {
     }
 }
 
-/// Claims an email for one user (the item a GSI cannot replace: uniqueness).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EmailGuard {
-    /// The claimed address.
-    pub email: Email,
-    /// Who holds it.
-    pub user_id: UserId,
-}
-
 /// A one-off item for sale by a user.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -259,26 +249,6 @@ pub struct OrderItem {
     pub seller_id: Option<UserId>,
 }
 
-/// Remembers an `Idempotency-Key`: the request it came with and, for an
-/// order, the order it created.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IdempotencyRecord {
-    /// Whose key.
-    pub caller_id: UserId,
-    /// The route it was sent to (a short name such as `orders`).
-    pub route: String,
-    /// The key.
-    pub key: String,
-    /// SHA-256 of the request, to refuse the key with another request.
-    pub request_hash: String,
-    /// The order the first request created (order placements).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order_id: Option<OrderId>,
-    /// Epoch seconds after which DynamoDB's TTL deletes it.
-    pub expires_at: u64,
-}
-
 /// A review of one party of a delivered order by the other, stored in the
 /// reviewed user's partition.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,129 +281,6 @@ impl Review {
     pub const MAX_RATING: u8 = 5;
     /// The longest body, in characters.
     pub const MAX_BODY_CHARS: usize = 2000;
-}
-
-/// Whether a counted instance (a review's rating, a favorite) is in its
-/// aggregate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MarkerState {
-    /// Counted in `ratingSum` and `reviewCount`.
-    Counted,
-    /// Not counted, for good: the review was removed (perhaps before its
-    /// insert was seen, when records arrive out of order).
-    Removed,
-}
-
-impl MarkerState {
-    /// The stored text.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            MarkerState::Counted => "counted",
-            MarkerState::Removed => "removed",
-        }
-    }
-}
-
-/// The stream processor's record of one review's rating in its user's
-/// aggregates: whether it is counted and the weight (rating) it counted, so
-/// a removal takes away exactly that.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RatingMarker {
-    /// The review.
-    pub review_id: ReviewId,
-    /// Whose aggregates.
-    pub reviewed_user_id: UserId,
-    /// Counted or removed.
-    pub state: MarkerState,
-    /// What it added to `ratingSum` while counted.
-    pub weight: u32,
-}
-
-/// A category's rating over the buyers' reviews of its listings' orders,
-/// in an item of its own (kept by the stream processor, created by the
-/// first review counted).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CategoryRating {
-    /// The category.
-    pub category_id: CategoryId,
-    /// Sum of the counted ratings.
-    #[serde(default, deserialize_with = "counter::u64")]
-    pub rating_sum: u64,
-    /// How many reviews are counted.
-    #[serde(default, deserialize_with = "counter::u64")]
-    pub review_count: u64,
-}
-
-impl CategoryRating {
-    /// Average rating, if the category has reviews.
-    pub fn rating(&self) -> Option<f64> {
-        (self.review_count > 0).then(|| (self.rating_sum as f64 / self.review_count as f64 * 100.0).round() / 100.0)
-    }
-}
-
-/// Records whether a review's rating is counted in its category's rating,
-/// in one of the category's marker shards (never the aggregate's partition).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CategoryRatingMarker {
-    /// The review.
-    pub review_id: ReviewId,
-    /// Whose partition the review is in.
-    pub reviewed_user_id: UserId,
-    /// The category.
-    pub category_id: CategoryId,
-    /// Its marker shard ([`crate::shard::category_rating_marker_shard`]).
-    pub shard: u16,
-    /// Counted or removed.
-    pub state: MarkerState,
-    /// What it added to `ratingSum` while counted.
-    pub weight: u32,
-}
-
-/// A listing's posting under one search term ([`crate::words::Term`]),
-/// kept by the stream processor from the listing's current state while it
-/// is active. It carries what a search filters on, so a page reads the
-/// listings only for the postings it returns.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Posting {
-    /// The term as keyed ([`crate::words::Term::key`]).
-    pub term: String,
-    /// The listing.
-    pub listing_id: ListingId,
-    /// The title's indexed words, space-separated.
-    pub words: String,
-    /// The listing's category.
-    pub category_id: CategoryId,
-}
-
-impl Posting {
-    /// The postings a listing should have: one per term of its title while
-    /// it is active, none otherwise.
-    pub fn of_listing(listing: &Listing) -> Vec<Posting> {
-        if listing.status != ListingStatus::Active {
-            return Vec::new();
-        }
-        let words = crate::words::indexed(&listing.title);
-        let joined = words.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
-        crate::words::terms(&words)
-            .iter()
-            .map(|term| Posting {
-                term: term.key(),
-                listing_id: listing.listing_id,
-                words: joined.clone(),
-                category_id: listing.category_id.clone(),
-            })
-            .collect()
-    }
-
-    /// The posting's indexed words.
-    pub fn word_set(&self) -> std::collections::BTreeSet<String> {
-        self.words.split(' ').filter(|w| !w.is_empty()).map(str::to_owned).collect()
-    }
 }
 
 /// A message between the buyer and the seller of an order, in the order's
@@ -476,48 +323,6 @@ pub struct Favorite {
     pub favorite_id: FavoriteId,
     /// RFC 3339 time it was added.
     pub created_at: String,
-}
-
-/// The stream processor's record of whether a user's favorite of a listing
-/// is counted in the listing's `favoriteCount`: one per user and listing,
-/// whatever the number of add/remove cycles, outside the listing's partition
-/// (which many users favorite at once), in one of the listing's marker
-/// shards. `version` is the latest favoriting seen (each add is a new
-/// [`FavoriteId`]), so a record of an older one changes nothing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FavoriteMarker {
-    /// Whose favorite.
-    pub user_id: UserId,
-    /// The listing counted.
-    pub listing_id: ListingId,
-    /// Its marker shard ([`crate::shard::favorite_marker_shard`] of the user).
-    pub shard: u16,
-    /// The latest favoriting seen.
-    pub version: FavoriteId,
-    /// Counted or removed.
-    pub state: MarkerState,
-    /// What it added to `favoriteCount` while counted (1).
-    pub weight: u32,
-}
-
-/// Where one segment of a maintenance job's scan has got to, so an
-/// interrupted run resumes (the job's own item; it changes nothing else).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Checkpoint {
-    /// The job (`reconcile`).
-    pub job: String,
-    /// The segment of the parallel scan.
-    pub segment: u16,
-    /// Segments of the run (a checkpoint of another count is not resumed).
-    pub segments: u16,
-    /// The scan's `LastEvaluatedKey` as JSON (string attributes); `None`:
-    /// the segment is done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
-    /// RFC 3339 time of the last page.
-    pub updated_at: String,
 }
 
 #[cfg(test)]

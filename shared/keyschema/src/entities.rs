@@ -6,6 +6,8 @@
 //! these (see [`crate::decl`]).
 
 use domain::model;
+
+use crate::records;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -360,30 +362,30 @@ pub trait Entity: Serialize + DeserializeOwned {
 }
 
 macro_rules! entities {
-    ($($record:ident => $module:ident),+ $(,)?) => {
-        $(impl Entity for model::$record {
+    ($($record:path => $module:ident),+ $(,)?) => {
+        $(impl Entity for $record {
             const DECL: &'static EntityDecl = &$module::ENTITY;
         })+
     };
 }
 
 entities!(
-    User => user,
-    EmailGuard => email_guard,
-    Listing => listing,
-    Order => order,
-    OrderItem => order_item,
-    Review => review,
-    Brand => brand,
-    Category => category,
-    Product => product,
-    Favorite => favorite,
-    FavoriteMarker => favorite_marker,
-    OrderMessage => order_message,
-    RatingMarker => rating_marker,
-    CategoryRating => category_rating,
-    CategoryRatingMarker => category_rating_marker,
-    Posting => posting,
-    IdempotencyRecord => idempotency,
-    Checkpoint => checkpoint,
+    model::User => user,
+    records::EmailGuard => email_guard,
+    model::Listing => listing,
+    model::Order => order,
+    model::OrderItem => order_item,
+    model::Review => review,
+    model::Brand => brand,
+    model::Category => category,
+    model::Product => product,
+    model::Favorite => favorite,
+    records::FavoriteMarker => favorite_marker,
+    model::OrderMessage => order_message,
+    records::RatingMarker => rating_marker,
+    records::CategoryRating => category_rating,
+    records::CategoryRatingMarker => category_rating_marker,
+    records::Posting => posting,
+    records::IdempotencyRecord => idempotency,
+    records::Checkpoint => checkpoint,
 );

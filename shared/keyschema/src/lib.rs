@@ -9,7 +9,8 @@
 //! the business conditions) and the stream processor's repairs. Below
 //! them: [`table`] (attribute names, indexes, entity types), [`template`]
 //! (rendering and matching key templates), [`value`] (items as attribute
-//! maps), [`key`], [`query`] and [`change`] (what the store sends), and
+//! maps), [`key`], [`query`] and [`change`] (what the store sends),
+//! [`records`] (the bookkeeping items: markers, postings, guards) and
 //! [`memory`] (changes applied in memory, for tests).
 
 pub mod access;
@@ -21,6 +22,7 @@ pub mod keys;
 pub mod memory;
 pub mod patterns;
 pub mod query;
+pub mod records;
 pub mod table;
 pub mod template;
 pub mod value;

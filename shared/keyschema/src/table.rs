@@ -128,6 +128,11 @@ impl fmt::Display for Index {
     }
 }
 
+/// A stored `entityType` that names no entity of the design.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown entity type `{0}`")]
+pub struct UnknownEntity(pub String);
+
 /// Defines [`EntityType`]: the value of [`ENTITY_TYPE`] on each kind of item.
 macro_rules! entity_types {
     ($($(#[$doc:meta])* $name:ident),+ $(,)?) => {
@@ -141,6 +146,18 @@ macro_rules! entity_types {
             /// The stored name.
             pub const fn as_str(self) -> &'static str {
                 match self { $(EntityType::$name => stringify!($name)),+ }
+            }
+        }
+
+        impl std::str::FromStr for EntityType {
+            type Err = UnknownEntity;
+            /// The entity a stored `entityType` names: the one parse of it
+            /// (everything after matches on the enum).
+            fn from_str(s: &str) -> Result<Self, UnknownEntity> {
+                match s {
+                    $(stringify!($name) => Ok(EntityType::$name),)+
+                    other => Err(UnknownEntity(other.to_owned())),
+                }
             }
         }
     };

@@ -62,6 +62,10 @@ pub mod attr {
     pub const STOCK_LEVEL: &str = "stockLevel";
     /// A review's category (backfilled on reviews written before categories were rated).
     pub const CATEGORY_ID: &str = "categoryId";
+    /// A review's `rating` (1 to 5).
+    pub const RATING: &str = "rating";
+    /// A favorite's `favoriteId` (one per favoriting).
+    pub const FAVORITE_ID: &str = "favoriteId";
 }
 
 fn v(part: impl std::fmt::Display) -> Value {
@@ -204,7 +208,7 @@ pub mod review {
 pub mod marker {
     use super::*;
     use crate::key::Key;
-    use domain::model::MarkerState;
+    use crate::records::MarkerState;
 
     /// The marker fields of a state, a weight and a version.
     pub fn fields(state: MarkerState, weight: u32, version: Option<String>) -> Vec<(&'static str, Value)> {

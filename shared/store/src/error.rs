@@ -73,6 +73,16 @@ impl StoreError {
         reasons.iter().filter(|c| c.code.as_deref() == Some("ConditionalCheckFailed")).map(|c| c.action.as_ref())
     }
 
+    /// For a cancelled transaction: the positions (in the order they were
+    /// added) of the actions whose condition failed.
+    pub fn failed_at(&self) -> impl Iterator<Item = usize> + '_ {
+        let reasons = match self {
+            StoreError::TransactionCanceled(reasons) => reasons.as_slice(),
+            _ => &[],
+        };
+        reasons.iter().enumerate().filter(|(_, c)| c.code.as_deref() == Some("ConditionalCheckFailed")).map(|(i, _)| i)
+    }
+
     /// Whether the condition of the transaction's action `name` failed.
     pub fn failed(&self, name: &str) -> bool {
         self.failed_actions().any(|a| a == name)

@@ -3,10 +3,11 @@
 
 use domain::ids::{ListingId, ProductId};
 use domain::model::{
-    Brand, Category, EmailGuard, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderMessage, OrderStatus,
-    Product, Review, User, UserRole,
+    Brand, Category, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderMessage, OrderStatus, Product,
+    Review, User, UserRole,
 };
 use domain::time::{now_ms, rfc3339};
+use keyschema::records::EmailGuard;
 use keyschema::Entity;
 use store::{item, Store, StoreError};
 
@@ -136,7 +137,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         let item = item::with_keys(&listing, &keys)?;
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
         // And its search postings.
-        let postings = domain::model::Posting::of_listing(&listing);
+        let postings = keyschema::records::Posting::of_listing(&listing);
         count += 1 + postings.len();
         store.write_batch(&postings, &[]).await?;
     }

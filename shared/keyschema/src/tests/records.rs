@@ -1,6 +1,7 @@
 //! Random records of every entity, for the property tests of the key
 //! design: each with the ids it was made of and its attributes. Test-only.
 
+use crate::records::*;
 use domain::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use domain::model::*;
 use domain::shard::order_shard;

@@ -1,8 +1,8 @@
-//! The maintenance job's side of the exactly-once aggregates (the stream
-//! processor's is [`crate::counters`]): records can be lost for good (the
-//! event source mapping gives up after its retries, the stream keeps 24
-//! hours), so the job brings markers and aggregates back in line with the
-//! base items, with the same conditional transactions:
+//! Reconcile's side of the exactly-once aggregates (the stream processor's
+//! is [`super::markers::apply`]): records can be lost for good (the event
+//! source mapping gives up after its retries, the stream keeps 24 hours),
+//! so reconcile brings markers and aggregates back in line with the base
+//! items, with the same conditional transactions:
 //!
 //! - [`settle`]: each marker is made to say what its base item says now (a
 //!   review or favorite that exists is counted with its weight and version;
@@ -10,11 +10,10 @@
 //!   (consistently) and moving the marker only if it and its base item
 //!   are still as read (a condition check on the base in the same
 //!   transaction: a favorite removed, and its removal counted, between the
-//!   read and the write once left a count one too high). A
-//!   base item read older than its marker (a favorite removed and added
-//!   again in between) leaves the marker alone. The stream processor then
-//!   finds the markers moved and changes nothing: the markers decide who
-//!   counted what.
+//!   read and the write once left a count one too high). A base item read
+//!   older than its marker (a favorite removed and added again in between)
+//!   leaves the marker alone. The stream processor then finds the markers
+//!   moved and changes nothing: the markers decide who counted what.
 //! - [`check_aggregate`]: an aggregate must equal the sum of its counted
 //!   markers (read consistently, after the aggregate); if not, it is set to
 //!   that sum only if its version (`countVersion`) is still the one read.
@@ -25,21 +24,15 @@
 
 use std::collections::HashMap;
 
+use keyschema::records::MarkerState;
 use keyschema::write::attr::COUNT_VERSION;
 use keyschema::{Change, Cond, Key, Value};
-use store::item::entity_type;
-use store::{Item, Store, StoreError};
+use store::{Item, Store};
 
-use crate::counters::{self, Aggregate, Marker, Transition, AGGREGATE, ATTEMPTS, BASE, MARKER};
-
-/// A marker to settle: its key and the base item it counts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Instance {
-    /// The marker's key.
-    pub marker: Key,
-    /// The base item's key (a review, a favorite).
-    pub base: Key,
-}
+use super::markers::{self, Failed, Marker, Stored, Transition, Why, ATTEMPTS};
+use super::{counts_of, Aggregate, Instance};
+use crate::image::Image;
+use crate::DerivedError;
 
 /// Makes the markers of `instances` (all of one aggregate) say what their
 /// base items say now, with the aggregate's change in the same transactions
@@ -49,7 +42,7 @@ pub async fn settle(
     aggregate: &Aggregate,
     instances: &[Instance],
     dry_run: bool,
-) -> Result<usize, StoreError> {
+) -> Result<usize, DerivedError> {
     for _ in 0..ATTEMPTS {
         let mut keys: Vec<Key> = instances.iter().flat_map(|i| [i.marker.clone(), i.base.clone()]).collect();
         keys.sort();
@@ -59,92 +52,62 @@ pub async fn settle(
         let mut transitions = Vec::new();
         for instance in instances {
             let stored = by_key.get(&instance.marker).map(marker_of).transpose()?;
-            let base = by_key.get(&instance.base);
-            // What the base item must still be when the marker moves.
-            let as_read = base.map_or_else(|| vec![Cond::NotExists(keyschema::table::PK)], crate::counted::as_read);
-            let (desired, item) = match base {
-                Some(base) => {
-                    let entity = entity_type(base).unwrap_or_default().to_owned();
-                    let image = serde_dynamo::Item::from(base.clone());
-                    // A base item that cannot be read is left alone (the job reports it).
-                    let Ok(changes) = crate::counted::instances(&entity, image, String::new(), true) else {
-                        continue;
-                    };
-                    // The base item's count into this aggregate (a review counts into two);
-                    // none when it no longer counts here (its category changed outside
-                    // the API): its marker is uncounted.
-                    match changes.into_iter().find(|c| c.marker == instance.marker) {
-                        Some(change) => {
-                            let counted = Marker {
-                                state: domain::model::MarkerState::Counted,
-                                weight: change.weight,
-                                version: change.version,
-                            };
-                            (counted, change.marker_item)
-                        }
-                        None => match stored {
-                            Some(m) => (Marker { state: domain::model::MarkerState::Removed, ..m }, Item::new()),
-                            None => continue,
-                        },
-                    }
-                }
-                None => match stored {
-                    Some(m) => (Marker { state: domain::model::MarkerState::Removed, ..m }, Item::new()),
-                    None => continue,
-                },
-            };
-            if let Some(m) = stored {
-                if m == desired || m.version.zip(desired.version).is_some_and(|(seen, base)| seen > base) {
-                    continue;
-                }
+            let base = by_key.get(&instance.base).and_then(Image::of_item);
+            if let Some(t) = transition(instance, stored, base.as_ref()) {
+                transitions.push(t);
             }
-            transitions.push(Transition {
-                key: instance.marker.clone(),
-                item,
-                before: stored,
-                after: desired,
-                base: Some((instance.base.clone(), as_read)),
-            });
         }
         if transitions.is_empty() || dry_run {
             return Ok(transitions.len());
         }
         let moved = transitions.len();
-        match counters::write_transitions(store, aggregate, &transitions).await {
+        match markers::write_transitions(store, aggregate, &transitions).await {
             Ok(_) => return Ok(moved),
             // A marker or a base item moved since read: read again.
-            Err((_, e))
-                if e.is_transaction_conflict()
-                    || e.failed_actions().any(|a| a.starts_with(MARKER) || a.starts_with(BASE)) => {}
+            Err(Failed { why: Why::Moved, .. }) => {}
             // The aggregate's item is gone (a user or listing deleted): nothing to settle into.
-            Err((_, e)) if e.failed(AGGREGATE) => return Ok(0),
-            Err((_, e)) => return Err(e),
+            Err(Failed { why: Why::NoAggregate, .. }) => return Ok(0),
+            Err(Failed { why: Why::Store(e), .. }) => return Err(e.into()),
         }
     }
-    Err(StoreError::Service {
-        code: "Contended".into(),
-        message: format!("markers of {} kept moving", aggregate.key.pk),
+    Err(DerivedError::Contended(aggregate.key.pk.clone()))
+}
+
+/// The move that makes `instance`'s marker (as `stored`) say what its base
+/// item (as read) says; `None` if it says so already, or cannot be decided.
+fn transition(instance: &Instance, stored: Option<Marker>, base: Option<&Image>) -> Option<Transition> {
+    // What the base item must still be when the marker moves.
+    let as_read = base.map_or_else(|| vec![Cond::NotExists(keyschema::table::PK)], super::kinds::as_read);
+    // The base item's count into this aggregate (a review counts into two);
+    // none when it no longer counts here (its category changed outside the
+    // API): its marker is uncounted. A base item that cannot be read is
+    // left alone (reconcile reports it).
+    let count = match base {
+        Some(image) => counts_of(image, true).ok()?.into_iter().find(|c| c.marker == instance.marker),
+        None => None,
+    };
+    let (desired, item) = match count {
+        Some(c) => (Marker { state: MarkerState::Counted, weight: c.weight, version: c.version }, c.marker_item),
+        None => (stored?.removed(), Item::new()),
+    };
+    if let Some(m) = stored {
+        if m == desired || m.version.zip(desired.version).is_some_and(|(seen, base)| seen > base) {
+            return None;
+        }
+    }
+    Some(Transition {
+        key: instance.marker.clone(),
+        item,
+        before: stored,
+        after: desired,
+        base: Some((instance.base.clone(), as_read)),
     })
 }
 
 /// A marker as stored.
-fn marker_of(item: &Item) -> Result<Marker, StoreError> {
-    #[derive(serde::Deserialize)]
-    struct Stored {
-        state: domain::model::MarkerState,
-        #[serde(default)]
-        weight: u32,
-        version: Option<String>,
-    }
-    let s: Stored = store::item::from_item(item.clone())?;
-    let version = match s.version {
-        Some(v) => Some(v.parse().map_err(|_| StoreError::Service {
-            code: "MalformedMarker".into(),
-            message: "a marker version that is not a ULID".into(),
-        })?),
-        None => None,
-    };
-    Ok(Marker { state: s.state, weight: s.weight, version })
+fn marker_of(item: &Item) -> Result<Marker, DerivedError> {
+    let stored: Stored = store::item::from_item(item.clone())?;
+    stored.marker(|_| 0)
 }
 
 /// What an aggregate holds and what its markers add up to.
@@ -159,15 +122,13 @@ pub struct Drift {
     pub repaired: bool,
 }
 
-fn number(item: &Item, attr: &str) -> Result<Option<i64>, StoreError> {
+fn number(item: &Item, attr: &str) -> Result<Option<i64>, DerivedError> {
     match item.get(attr) {
         None => Ok(None),
-        Some(store::aws_sdk_dynamodb::types::AttributeValue::N(n)) => n.parse().map(Some).map_err(|_| {
-            StoreError::Service { code: "MalformedAggregate".into(), message: format!("`{attr}` is not an integer") }
-        }),
-        Some(_) => {
-            Err(StoreError::Service { code: "MalformedAggregate".into(), message: format!("`{attr}` is not a number") })
+        Some(store::aws_sdk_dynamodb::types::AttributeValue::N(n)) => {
+            n.parse().map(Some).map_err(|_| DerivedError::malformed(format!("`{attr}` is not an integer")))
         }
+        Some(_) => Err(DerivedError::malformed(format!("`{attr}` is not a number"))),
     }
 }
 
@@ -183,7 +144,11 @@ fn number(item: &Item, attr: &str) -> Result<Option<i64>, StoreError> {
 /// the two reads, once made a drifted aggregate look exact.) An aggregate
 /// that keeps moving is reported as a drift not repaired, for the caller
 /// to try again.
-pub async fn check_aggregate(store: &Store, aggregate: &Aggregate, dry_run: bool) -> Result<Option<Drift>, StoreError> {
+pub async fn check_aggregate(
+    store: &Store,
+    aggregate: &Aggregate,
+    dry_run: bool,
+) -> Result<Option<Drift>, DerivedError> {
     let mut last = None;
     for _ in 0..SNAPSHOT_ATTEMPTS {
         let Some(read) = snapshot(store, aggregate).await? else { return Ok(None) };
@@ -207,7 +172,7 @@ struct Snapshot {
     stable: bool,
 }
 
-async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapshot>, StoreError> {
+async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapshot>, DerivedError> {
     let Some(item) = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop() else {
         return Ok(None);
     };
@@ -220,7 +185,7 @@ async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapsho
         let mut start = None;
         loop {
             let (items, next) = store.query_page_consistent(query, start).await?;
-            for m in items.iter().filter(|m| entity_type(m).is_some()) {
+            for m in items.iter().filter(|m| store::item::entity_type(m).is_some()) {
                 let (s, c) = marker_of(m)?.counted();
                 markers = (markers.0 + s, markers.1 + c);
             }
@@ -245,7 +210,7 @@ async fn settle_drift(
     aggregate: &Aggregate,
     read: Snapshot,
     dry_run: bool,
-) -> Result<Option<Drift>, StoreError> {
+) -> Result<Option<Drift>, DerivedError> {
     let Snapshot { stored, markers, version, .. } = read;
     if stored == markers {
         return Ok(None);
@@ -267,6 +232,6 @@ async fn settle_drift(
     match store.update(&change).await {
         Ok(_) => Ok(Some(Drift { stored, markers, repaired: true })),
         Err(e) if e.is_conditional_check_failed() => Ok(Some(Drift { stored, markers, repaired: false })),
-        Err(e) => Err(e),
+        Err(e) => Err(e.into()),
     }
 }

@@ -1,0 +1,175 @@
+//! Aggregates kept exactly once with markers: a review counts its rating
+//! into its user's `ratingSum`/`reviewCount` and, when it names a category
+//! (a buyer's review of a listing order), into the category's rating item;
+//! a favorite counts 1 into its listing's `favoriteCount`.
+//!
+//! Each kind of aggregate is one [`Counted`] implementation: which base
+//! items count into it (and with what marker, weight and version), which
+//! marker items belong to it, and which items hold it. The stream processor
+//! asks [`counts`] of each record's image; reconcile asks [`counts`],
+//! [`marker_of`] and [`held_by`] of each scanned item. How a count moves
+//! an aggregate is [`markers`] (both drivers); how reconcile brings
+//! markers and aggregates back in line is [`settle`].
+
+mod kinds;
+pub mod markers;
+pub mod settle;
+
+use std::fmt;
+
+use keyschema::{Change, Cond, Key, KeyQuery, Value};
+use store::Item;
+use ulid::Ulid;
+
+use crate::image::{Event, Image, Record};
+use crate::DerivedError;
+
+pub use kinds::{CategoryRatings, ListingFavorites, UserRatings};
+
+/// The kinds of aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AggregateKind {
+    /// A user's `ratingSum` and `reviewCount` over the reviews about them.
+    UserRatings,
+    /// A category's `ratingSum` and `reviewCount` over the buyers' reviews
+    /// of its listings' orders, in an item of its own.
+    CategoryRatings,
+    /// A listing's `favoriteCount`.
+    ListingFavorites,
+}
+
+impl AggregateKind {
+    /// Every kind.
+    pub const ALL: [AggregateKind; 3] =
+        [AggregateKind::UserRatings, AggregateKind::CategoryRatings, AggregateKind::ListingFavorites];
+
+    /// Its name in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            AggregateKind::UserRatings => "user ratings",
+            AggregateKind::CategoryRatings => "category ratings",
+            AggregateKind::ListingFavorites => "listing favorites",
+        }
+    }
+}
+
+impl fmt::Display for AggregateKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An aggregate: the item it lives on, the number attributes it adds to,
+/// and the queries that read all its markers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Aggregate {
+    /// Which kind.
+    pub kind: AggregateKind,
+    /// The item holding it (a user, a listing, a category's rating item).
+    pub key: Key,
+    /// The attribute summing the weights, if any (`ratingSum`).
+    pub sum: Option<&'static str>,
+    /// The attribute counting the instances (`reviewCount`, `favoriteCount`).
+    pub count: &'static str,
+    /// Every marker of the aggregate is in one of these.
+    pub markers: Vec<KeyQuery>,
+    /// Attributes set with every change of it, so that its first change
+    /// creates its item (an aggregate in an item of its own: a category's
+    /// rating); empty: the item must exist (a user, a listing).
+    pub init: Vec<(&'static str, Value)>,
+}
+
+impl Aggregate {
+    /// The `ADD` of `sum` and `count` (and 1 to its version): only if the
+    /// item exists (never creates a partial item), or with its `init`.
+    pub(crate) fn add(&self, sum: i64, count: i64) -> Change {
+        let change =
+            Change::untimed(self.key.clone()).add(self.count, count).add(keyschema::write::attr::COUNT_VERSION, 1);
+        let change = match self.sum {
+            Some(attr) => change.add(attr, sum),
+            None => change,
+        };
+        if self.init.is_empty() {
+            return change.only_if(Cond::ItemExists);
+        }
+        self.init.iter().fold(change, |c, (attr, value)| c.set(attr, value.clone()))
+    }
+}
+
+/// One instance's effect on an aggregate: a base item (a review, a
+/// favorite) inserted or removed.
+#[derive(Clone, Debug)]
+pub struct Count {
+    /// Whose aggregate.
+    pub aggregate: Aggregate,
+    /// The marker's key.
+    pub marker: Key,
+    /// The marker item as first written, without its state, version and
+    /// weight (its keys, entity type and the ids it is about).
+    pub marker_item: Item,
+    /// The instance's version where one marker serves successive instances
+    /// (a favoriting); `None` where the marker is the instance's own.
+    pub version: Option<Ulid>,
+    /// What it adds to the sum while counted (a review's rating; 1 for a favorite).
+    pub weight: u32,
+    /// Inserted (`true`) or removed.
+    pub inserted: bool,
+}
+
+/// A marker to settle: its key and the base item it counts.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Instance {
+    /// The marker's key.
+    pub marker: Key,
+    /// The base item's key (a review, a favorite).
+    pub base: Key,
+}
+
+/// One kind of aggregate: what counts into it, its markers, its holders.
+pub trait Counted {
+    /// Which kind.
+    const KIND: AggregateKind;
+
+    /// The count a base item makes into this kind of aggregate, if it
+    /// counts into one (`inserted`: the item was added; else removed).
+    fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError>;
+
+    /// For a marker of this kind: its aggregate and the instance it records.
+    fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError>;
+
+    /// For an item holding an aggregate of this kind: the aggregate.
+    fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError>;
+}
+
+/// Every count a base item makes (a review: its user's and, naming one,
+/// its category's; a favorite: its listing's); none for other entities.
+pub fn counts_of(image: &Image, inserted: bool) -> Result<Vec<Count>, DerivedError> {
+    Ok([
+        UserRatings::count(image, inserted)?,
+        CategoryRatings::count(image, inserted)?,
+        ListingFavorites::count(image, inserted)?,
+    ]
+    .into_iter()
+    .flatten()
+    .collect())
+}
+
+/// The counts a stream record changes: an insert counts its new image, a
+/// removal uncounts its old one; a modification changes no count.
+pub fn counts(record: &Record) -> Result<Vec<Count>, DerivedError> {
+    match (record.event, &record.new, &record.old) {
+        (Event::Insert, Some(image), _) => counts_of(image, true),
+        (Event::Remove, _, Some(image)) => counts_of(image, false),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// For a marker item: its aggregate and the instance it records.
+pub fn marker_of(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
+    Ok(UserRatings::marker(image)?.or(CategoryRatings::marker(image)?).or(ListingFavorites::marker(image)?))
+}
+
+/// For an item holding an aggregate (a user, a listing, a category's rating): the aggregate.
+pub fn held_by(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
+    Ok(UserRatings::held(image)?.or(CategoryRatings::held(image)?).or(ListingFavorites::held(image)?))
+}
