@@ -161,7 +161,7 @@ async fn a_batch_of_reviews_in_one_category_writes_its_rating_in_one_transaction
     let rating = t
         .deps
         .store
-        .get_consistent::<keyschema::records::CategoryRating>(
+        .get_consistent::<keyschema::records::CategoryRating, _>(
             &keyschema::keys::category_rating(&"books".parse().unwrap()).unwrap(),
         )
         .await
@@ -241,7 +241,7 @@ async fn reconcile_gives_old_buyer_reviews_their_category_and_counts_them() {
     let review_id: ReviewId = by_buyer.body["reviewId"].as_str().unwrap().parse().unwrap();
     let alice: UserId = "alice".parse().unwrap();
     let review_key = keyschema::keys::review(&alice, &review_id).unwrap();
-    for key in [order_key, review_key.clone()] {
+    for key in [order_key.into_key(), review_key.clone().into_key()] {
         t.deps.store.update(&keyschema::Change::untimed(key).remove("categoryId")).await.unwrap();
     }
     assert_eq!(rating_of(&t, "pottery").await, (Some(5.0), 1), "the demo review only");

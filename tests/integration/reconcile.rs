@@ -363,7 +363,7 @@ async fn an_interrupted_reconcile_resumes_from_its_checkpoints() {
 #[tokio::test]
 async fn an_unreadable_checkpoint_restarts_its_segment() {
     let t = integration_tests::TestTable::with_demo_data().await;
-    let key = keyschema::keys::checkpoint(reconcile::SETTLE_JOB, &0).unwrap();
+    let key = keyschema::keys::checkpoint(reconcile::SETTLE_JOB, &0).unwrap().into_key();
     let bad = t.deps.store.client().put_item().table_name(t.deps.store.table());
     bad.item("pk", AttributeValue::S(key.pk))
         .item("sk", AttributeValue::S(key.sk))
@@ -465,8 +465,8 @@ async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
         .expect("a listing holds its favorites");
     let (bob, id) = ("bob".parse().unwrap(), listing.parse().unwrap());
     let instance = Instance {
-        marker: keyschema::keys::favorite_marker(&bob, &id).unwrap(),
-        base: keyschema::keys::favorite(&bob, &id).unwrap(),
+        marker: keyschema::keys::favorite_marker(&bob, &id).unwrap().into_key(),
+        base: keyschema::keys::favorite(&bob, &id).unwrap().into_key(),
     };
     // The job's write waits; the favorite is removed and its removal handled.
     faults.delay_through(&integration_tests::delaying_proxy(integration_tests::faults::DELAY).await);

@@ -200,7 +200,7 @@ async fn reconcile_racing_a_title_change_leaves_the_new_title_only() {
         .await
         .iter()
         .filter(|(_, l, _)| *l == id)
-        .map(|(term, l, _)| keyschema::keys::posting(term, &l.parse().unwrap()).unwrap())
+        .map(|(term, l, _)| keyschema::keys::posting(term, &l.parse().unwrap()).unwrap().into_key())
         .collect();
     t.deps.store.write_batch::<keyschema::records::Posting>(&[], &lost).await.unwrap();
     let records_before = stream_records(&t).await.len();

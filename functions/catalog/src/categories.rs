@@ -79,7 +79,7 @@ pub(crate) async fn raise_listing_shards(app: &Deps, req: Request) -> Result<Res
     let wanted = check_shards(listing_shards)?;
     let key = keys::category(&id)?;
     let missing = || ApiError::not_found(format!("category `{id}` does not exist"));
-    let stored = app.store.get_consistent::<serde_json::Value>(&key).await?.ok_or_else(missing)?;
+    let stored = app.store.get_consistent::<serde_json::Value, _>(&key).await?.ok_or_else(missing)?;
     let had_count = stored.get("listingShards").is_some();
     let category: Category = serde_json::from_value(stored).map_err(|e| ApiError::internal(e.to_string()))?;
     if wanted < category.listing_shards {
@@ -135,10 +135,10 @@ struct RatedCategory {
 /// stream processor (not in the `CATEGORIES` partition every list reads).
 pub(crate) async fn get_category(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: CategoryId = req.path("categoryId")?;
-    let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&id)?).await? else {
+    let Some(category) = api::cache::found::<Category, _>(&app.store, &keys::category(&id)?).await? else {
         return Err(ApiError::not_found(format!("category `{id}` does not exist")));
     };
-    let held = app.store.get::<CategoryRating>(&keys::category_rating(&id)?).await?;
+    let held = app.store.get::<CategoryRating, _>(&keys::category_rating(&id)?).await?;
     let (rating, review_count) = held.map_or((None, 0), |r| (r.rating(), r.review_count));
     Response::ok(&RatedCategory { category, rating, review_count })
 }

@@ -171,7 +171,7 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
 /// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.
 async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ProductId = req.path("productId")?;
-    Response::ok(&app.get_or_404::<Product>(&keys::product(&id)?, || format!("product `{id}`")).await?)
+    Response::ok(&app.get_or_404::<Product, _>(&keys::product(&id)?, || format!("product `{id}`")).await?)
 }
 
 /// Body of `POST /products/{productId}/stock`.
@@ -208,7 +208,7 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
     }
     tx.update("stock", &change)?;
     let product_key = keys::product(&id)?;
-    let product_now = || async { app.store.get_consistent::<Product>(&product_key).await };
+    let product_now = || async { app.store.get_consistent::<Product, _>(&product_key).await };
     match tx.send().await {
         Ok(()) => Response::ok(&product_now().await?),
         Err(e) if idempotency.as_ref().map(|i| i.taken_by(&e)).transpose()?.flatten().is_some() => {

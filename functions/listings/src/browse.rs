@@ -156,7 +156,7 @@ async fn walk<V: View>(
     (low, high): (V::Key, V::Key),
     scope: &str,
 ) -> Result<Response, ApiError> {
-    let cached = match api::cache::found::<Category>(&app.store, &keys::category(category)?).await? {
+    let cached = match api::cache::found::<Category, _>(&app.store, &keys::category(category)?).await? {
         Some(c) => c.listing_shards.clamp(1, domain::shard::MAX_LISTING_SHARDS),
         // No such category: no listings, and nothing to query.
         None => return Response::ok(&ListBody::<Listing> { items: Vec::new(), next_cursor: None }),

@@ -60,7 +60,8 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     }
     // Read, not condition-checked in the transaction: every new listing of
     // a category would otherwise hold the category's item (a hot key).
-    let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&body.category_id)?).await? else {
+    let Some(category) = api::cache::found::<Category, _>(&app.store, &keys::category(&body.category_id)?).await?
+    else {
         return Err(ApiError::bad_request(format!("category `{}` does not exist", body.category_id)));
     };
     let location = match body.location {
@@ -89,7 +90,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         created_at: now.clone(),
         updated_at: now.clone(),
     };
-    let seller = app.store.get::<User>(&keys::user(&caller.user_id)?).await?;
+    let seller = app.store.get::<User, _>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
         return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
     };
@@ -113,7 +114,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ListingId = req.path("listingId")?;
     let missing = || format!("listing `{id}`");
-    let listing = app.get_or_404::<Listing>(&keys::listing(&id)?, missing).await?;
+    let listing = app.get_or_404::<Listing, _>(&keys::listing(&id)?, missing).await?;
     if listing.status == ListingStatus::Removed {
         return Err(ApiError::not_found(format!("{} does not exist", missing())));
     }

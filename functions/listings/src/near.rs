@@ -144,7 +144,7 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
         BTreeMap::new()
     } else {
-        app.store.batch_get::<Listing>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
+        app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
     };
     // Still active: an index copy lags its listing a moment (a location is
     // set at creation only). A page can be short: the cursor goes on.

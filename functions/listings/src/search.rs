@@ -32,7 +32,7 @@ impl ListAsker for Lists<'_> {
                 let start = match ask.before {
                     None => None,
                     Some(before) => {
-                        let key = keys::posting(&ask.term, &ListingId::from_ulid(before))?;
+                        let key = keys::posting(&ask.term, &ListingId::from_ulid(before))?.into_key();
                         Some(BTreeMap::from([(table::PK.to_owned(), key.pk), (table::SK.to_owned(), key.sk)]))
                     }
                 };
@@ -94,7 +94,7 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
         BTreeMap::new()
     } else {
-        app.store.batch_get::<Listing>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
+        app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
     };
     // Still active and matching: a posting lags its listing.
     let items = ids

@@ -87,13 +87,13 @@ pub async fn backfill(
 /// The category a review counts in, if it is the buyer's review of a
 /// listing order: the order's, else its listing's.
 async fn category_of(store: &Store, review: &Review) -> Result<Option<CategoryId>, StoreError> {
-    let Some(order) = store.get_consistent::<Order>(&keyschema::keys::order(&review.order_id)?).await? else {
+    let Some(order) = store.get_consistent::<Order, _>(&keyschema::keys::order(&review.order_id)?).await? else {
         return Ok(None);
     };
     let Some(listing) = order.listing_id.filter(|_| order.buyer_id == review.author_id) else { return Ok(None) };
     if let Some(category) = order.category_id {
         return Ok(Some(category));
     }
-    let listing = store.get_consistent::<Listing>(&keyschema::keys::listing(&listing)?).await?;
+    let listing = store.get_consistent::<Listing, _>(&keyschema::keys::listing(&listing)?).await?;
     Ok(listing.map(|l| l.category_id))
 }

@@ -63,7 +63,7 @@ fn require_party(caller: &Caller, buyer: &UserId, seller: Option<&UserId>) -> Re
 async fn load_order(app: &App, id: &OrderId) -> Result<Order, ApiError> {
     app.deps
         .store
-        .get::<Order>(&keys::order(id)?)
+        .get::<Order, _>(&keys::order(id)?)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))
 }
@@ -139,7 +139,7 @@ async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
     let item: ProductId =
         req.path("itemId").map_err(|_| ApiError::bad_request("invalid itemId: must be a 26-character ULID"))?;
     let key = keys::order_item(&id, &item.to_string())?;
-    let found = app.deps.store.get::<OrderItem>(&key).await?;
+    let found = app.deps.store.get::<OrderItem, _>(&key).await?;
     let found = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` has no item `{item}`")))?;
     require_party(&caller, &found.buyer_id, found.seller_id.as_ref())?;
     Response::ok(&found)

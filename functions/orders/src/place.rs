@@ -27,6 +27,7 @@ use keyschema::keys;
 use keyschema::records::IdempotencyRecord;
 use keyschema::table::EntityType;
 use keyschema::write;
+use keyschema::Key;
 use serde::{Deserialize, Serialize};
 use store::item::{entity_type, from_item};
 use store::{Item, StoreError, Transaction};
@@ -144,7 +145,7 @@ fn validate(body: &NewOrder) -> Result<(), ApiError> {
 async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiError> {
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
-    let order = app.deps.store.get_consistent::<Order>(&keys::order(&order_id)?).await?;
+    let order = app.deps.store.get_consistent::<Order, _>(&keys::order(&order_id)?).await?;
     Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
 }
 
@@ -222,7 +223,7 @@ fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -
 /// `sold` GSI1 prefix, out of the browse index) only if still active at the
 /// price read.
 async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempotency) -> Result<Order, Attempt> {
-    let read = app.deps.store.batch_get_items(&[keys::listing(id)?, keys::user(buyer)?], false).await?;
+    let read = app.deps.store.batch_get_items(&[keys::listing(id)?.into(), keys::user(buyer)?.into()], false).await?;
     require_signed_up(&read)?;
     let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
@@ -258,8 +259,9 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
 /// Catalog: buy products. Each product's stock is decremented only if
 /// enough is left at the price read (`write::product::take_for_order`).
 async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idempotency) -> Result<Order, Attempt> {
-    let mut wanted = lines.iter().map(|l| keys::product(&l.product_id)).collect::<Result<Vec<_>, _>>()?;
-    wanted.push(keys::user(buyer)?);
+    let mut wanted =
+        lines.iter().map(|l| keys::product(&l.product_id).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
+    wanted.push(keys::user(buyer)?.into());
     let read = app.deps.store.batch_get_items(&wanted, false).await?;
     require_signed_up(&read)?;
     let products = of_entity::<Product>(read, EntityType::Product)?;

@@ -64,7 +64,8 @@ async fn category_of(app: &Deps, order: &Order) -> Result<Option<CategoryId>, Ap
     struct Of {
         category_id: CategoryId,
     }
-    Ok(app.store.get::<Of>(&keys::listing(&listing)?).await?.map(|l| l.category_id))
+    impl keyschema::ReadAs<domain::model::Listing> for Of {}
+    Ok(app.store.get::<Of, _>(&keys::listing(&listing)?).await?.map(|l| l.category_id))
 }
 
 /// Writes a review of the other party of a delivered listing order. One
@@ -76,7 +77,7 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let order_id: OrderId = req.path("orderId")?;
     let NewReview { rating, body } = req.json()?;
-    let order = app.get_or_404::<Order>(&keys::order(&order_id)?, || format!("order `{order_id}`")).await?;
+    let order = app.get_or_404::<Order, _>(&keys::order(&order_id)?, || format!("order `{order_id}`")).await?;
     let (party, reviewed) = if caller.is(&order.buyer_id) {
         let seller = order.seller_id.clone().ok_or_else(|| {
             ApiError::conflict(format!("order `{order_id}` is a catalog order: it has no seller to review"))
@@ -174,7 +175,7 @@ async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP11: reviews a user wrote, newest first (the author or an
-/// admin). `Query GSI1 gsi1pk = AUTHOR#<userId>, begins_with(gsi1sk, REVIEW#)`, descending.
+/// admin). `Query GSI1 gsi1pk = AUTHOR#<authorId>, begins_with(gsi1sk, REVIEW#)`, descending.
 async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let author: UserId = req.path("userId")?;

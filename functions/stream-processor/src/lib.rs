@@ -178,7 +178,7 @@ pub async fn process_batch_with(
         };
         let seq = || record.sequence_number.clone();
         match Touched::of_record(&record)
-            .and_then(|t| t.map(|t| Ok((keyschema::keys::listing(&t.listing)?, t))).transpose())
+            .and_then(|t| t.map(|t| Ok((keyschema::keys::listing(&t.listing)?.into(), t))).transpose())
         {
             Ok(Some((key, touched))) => {
                 let work = items.of(key);

@@ -104,15 +104,15 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
 /// never the email). `GetItem USER#<userId> / #METADATA`.
 async fn get_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: UserId = req.path("userId")?;
-    let user = app.get_or_404::<User>(&keys::user(&id)?, || format!("user `{id}`")).await?;
+    let user = app.get_or_404::<User, _>(&keys::user(&id)?, || format!("user `{id}`")).await?;
     Response::ok(&profile(&user, None))
 }
 
-/// The caller's own profile, with the email. `GetItem USER#<sub> / #METADATA`.
+/// The caller's own profile, with the email. `GetItem USER#<userId> / #METADATA` (the caller's `sub`).
 async fn get_me(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id = &caller.user_id;
-    let user = app.get_or_404::<User>(&keys::user(id)?, || format!("user `{id}` (sign up first)")).await?;
+    let user = app.get_or_404::<User, _>(&keys::user(id)?, || format!("user `{id}` (sign up first)")).await?;
     Response::ok(&profile(&user, Some(&caller)))
 }
 
@@ -156,7 +156,7 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     if let Some(new_email) = &change.email {
         // Strongly consistent: the guard to release is the one of the email
         // the user has now, not of one a moment ago.
-        let current = app.store.get_consistent::<User>(&keys::user(&id)?).await?.ok_or_else(not_found)?;
+        let current = app.store.get_consistent::<User, _>(&keys::user(&id)?).await?.ok_or_else(not_found)?;
         if &current.email != new_email {
             return change_email(app, &caller, current, new_email, change.name.map(Name::into_string), now).await;
         }
@@ -207,14 +207,17 @@ async fn change_email(
 /// `BatchGetItem` reads the listing and the caller's user item: only a
 /// signed-up user (403) favorites, and only a listing that is active (404 if
 /// missing or removed, 409 if sold; a favorite racing a sale may land).
-/// Then one `PutItem` of `USER#<sub> / FAVORITE#<listingId>` if absent
+/// Then one `PutItem` of `USER#<userId> / FAVORITE#<listingId>` if absent
 /// (201); if it is already a favorite, the answer is the one stored (200).
 /// Nothing is written to the listing, which many users may favorite at
 /// once: the stream processor counts it into the listing's `favoriteCount`.
 async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let listing_id: ListingId = req.path("listingId")?;
-    let read = app.store.batch_get_items(&[keys::listing(&listing_id)?, keys::user(&caller.user_id)?], false).await?;
+    let read = app
+        .store
+        .batch_get_items(&[keys::listing(&listing_id)?.into(), keys::user(&caller.user_id)?.into()], false)
+        .await?;
     let of = |entity: EntityType| read.iter().find(|i| store::item::entity_type(i) == Some(entity.as_str()));
     if of(EntityType::User).is_none() {
         return Err(ApiError::forbidden("sign up (POST /users) before adding favorites"));
@@ -241,7 +244,7 @@ async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Beyond the seeds: removes a favorite (204, also if it was not one).
-/// `DeleteItem USER#<sub> / FAVORITE#<listingId>` in a tokened transaction.
+/// `DeleteItem USER#<userId> / FAVORITE#<listingId>` in a tokened transaction.
 async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let listing: ListingId = req.path("listingId")?;
@@ -252,7 +255,7 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
 }
 
 /// Beyond the seeds: the caller's favorites, newest first.
-/// `Query GSI1 gsi1pk = FAVORITES#<sub>, begins_with(gsi1sk, FAVORITE#)`, descending.
+/// `Query GSI1 gsi1pk = FAVORITES#<userId>, begins_with(gsi1sk, FAVORITE#)`, descending.
 async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     app.list::<Favorite>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await

@@ -68,11 +68,14 @@ static FOUND: Ttl<(String, Key), serde_json::Value> = Ttl::new(EXISTS_TTL);
 /// ago, else one eventually consistent `GetItem` (remembered if found).
 /// What a cached item may hold stale is said where it is used: a category's
 /// shard count can only be set when it is created.
-pub async fn found<T: serde::de::DeserializeOwned>(store: &Store, key: &Key) -> Result<Option<T>, StoreError> {
-    let entry = (store.table().to_owned(), key.clone());
+pub async fn found<T: keyschema::ReadAs<E>, E: keyschema::Entity>(
+    store: &Store,
+    key: &keyschema::EntityKey<E>,
+) -> Result<Option<T>, StoreError> {
+    let entry = (store.table().to_owned(), (**key).clone());
     let item = match FOUND.get(&entry) {
         Some(item) => item,
-        None => match store.get::<serde_json::Value>(key).await? {
+        None => match store.get::<serde_json::Value, E>(key).await? {
             Some(item) => {
                 FOUND.put(entry, item.clone());
                 item
@@ -85,13 +88,13 @@ pub async fn found<T: serde::de::DeserializeOwned>(store: &Store, key: &Key) -> 
 }
 
 /// Forgets the item at `key` (this instance changed it).
-pub fn forget(store: &Store, key: &Key) {
-    FOUND.remove(&(store.table().to_owned(), key.clone()));
+pub fn forget(store: &Store, key: &impl AsRef<Key>) {
+    FOUND.remove(&(store.table().to_owned(), key.as_ref().clone()));
 }
 
 /// Whether the item at `key` exists (see [`found`]).
-pub async fn exists(store: &Store, key: &Key) -> Result<bool, StoreError> {
-    Ok(found::<serde::de::IgnoredAny>(store, key).await?.is_some())
+pub async fn exists<E: keyschema::Entity>(store: &Store, key: &keyschema::EntityKey<E>) -> Result<bool, StoreError> {
+    Ok(found::<serde::de::IgnoredAny, E>(store, key).await?.is_some())
 }
 
 #[cfg(test)]

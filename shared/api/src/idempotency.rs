@@ -97,7 +97,7 @@ impl Idempotency {
     pub async fn seen(&self, store: &Store) -> Result<Option<IdempotencyRecord>, ApiError> {
         let key = keys::idempotency(&self.record.caller_id, &self.record.route, &self.record.key)
             .map_err(StoreError::from)?;
-        let found = store.get_consistent::<IdempotencyRecord>(&key).await?;
+        let found = store.get_consistent::<IdempotencyRecord, _>(&key).await?;
         self.same_request(found)
     }
 

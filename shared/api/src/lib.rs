@@ -50,12 +50,12 @@ impl Deps {
     }
 
     /// `GetItem` of an entity that must exist: 404 `<what> does not exist` otherwise.
-    pub async fn get_or_404<T: DeserializeOwned>(
+    pub async fn get_or_404<T: keyschema::ReadAs<E>, E: keyschema::Entity>(
         &self,
-        key: &keyschema::Key,
+        key: &keyschema::EntityKey<E>,
         what: impl FnOnce() -> String,
     ) -> Result<T, ApiError> {
-        match self.store.get::<T>(key).await? {
+        match self.store.get::<T, E>(key).await? {
             Some(found) => Ok(found),
             None => Err(ApiError::not_found(format!("{} does not exist", what()))),
         }

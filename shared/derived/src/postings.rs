@@ -89,7 +89,7 @@ pub async fn sync(store: &Store, listing: &ListingId, touched: &BTreeSet<String>
     let postings = current.as_ref().map(Posting::of_listing).unwrap_or_default();
     let keep: BTreeSet<&str> = postings.iter().map(|p| p.term.as_str()).collect();
     let stale = touched.iter().filter(|t| !keep.contains(t.as_str()));
-    let deletes = stale.map(|t| keys::posting(t, listing)).collect::<Result<Vec<Key>, _>>()?;
+    let deletes = stale.map(|t| keys::posting(t, listing).map(Key::from)).collect::<Result<Vec<Key>, _>>()?;
     store.write_batch(&postings, &deletes).await
 }
 
@@ -143,7 +143,7 @@ impl Named {
         let terms_of = |l: &ListingId| self.postings.get(l).into_iter().flatten().map(|p| p.term.clone()).collect();
         let mut out: BTreeMap<ListingId, BTreeSet<String>> = self.listings.iter().map(|l| (*l, terms_of(l))).collect();
         let others: Vec<ListingId> = self.postings.keys().filter(|l| !self.listings.contains(*l)).copied().collect();
-        let keys = others.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
+        let keys = others.iter().map(|l| keys::listing(l).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
         // One by one: a listing that does not decode is left (reconcile's
         // other parts report it), not a failed page.
         let current: BTreeMap<ListingId, Listing> = store
@@ -193,7 +193,7 @@ async fn settle_readable(
     for _ in 0..ATTEMPTS {
         let want = current.as_ref().map(Posting::of_listing).unwrap_or_default();
         let keep: BTreeSet<&str> = want.iter().map(|p| p.term.as_str()).collect();
-        let mut asked: Vec<Key> = want.iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<_, _>>()?;
+        let mut asked = want.iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
         for t in terms.iter().filter(|t| !keep.contains(t.as_str())) {
             asked.push(keys::posting(t, listing)?);
         }
@@ -202,7 +202,7 @@ async fn settle_readable(
         let deletes: Vec<Key> = held
             .iter()
             .filter(|h| !keep.contains(h.term.as_str()))
-            .map(|h| keys::posting(&h.term, listing))
+            .map(|h| keys::posting(&h.term, listing).map(Key::from))
             .collect::<Result<_, _>>()?;
         if puts.is_empty() && deletes.is_empty() {
             return Ok(if repaired { Settled::Repaired } else { Settled::Exact });

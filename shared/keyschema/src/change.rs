@@ -66,13 +66,19 @@ pub const UPDATED_AT: &str = "updatedAt";
 
 impl Change {
     /// A change to the item with this primary key, stamped `updatedAt = now`.
-    pub fn of(key: Key, now: &str) -> Change {
-        Change { key, set: vec![(UPDATED_AT, Value::s(now))], remove: vec![], add: vec![], condition: vec![] }
+    pub fn of(key: impl Into<Key>, now: &str) -> Change {
+        Change {
+            key: key.into(),
+            set: vec![(UPDATED_AT, Value::s(now))],
+            remove: vec![],
+            add: vec![],
+            condition: vec![],
+        }
     }
 
     /// A change that sets no timestamp (kept by the stream processor or a job).
-    pub fn untimed(key: Key) -> Change {
-        Change { key, set: vec![], remove: vec![], add: vec![], condition: vec![] }
+    pub fn untimed(key: impl Into<Key>) -> Change {
+        Change { key: key.into(), set: vec![], remove: vec![], add: vec![], condition: vec![] }
     }
 
     /// Also sets `attribute = value`.

@@ -361,6 +361,17 @@ pub trait Entity: Serialize + DeserializeOwned {
     }
 }
 
+/// A type a read of an `E`'s item decodes into: `E` itself, or a part of it
+/// (a few of its fields, declared with `impl ReadAs<E> for Part`), or a
+/// JSON value (a cache of any item).
+pub trait ReadAs<E: Entity>: DeserializeOwned {}
+
+impl<E: Entity> ReadAs<E> for E {}
+
+impl<E: Entity> ReadAs<E> for serde_json::Value {}
+
+impl<E: Entity> ReadAs<E> for serde::de::IgnoredAny {}
+
 macro_rules! entities {
     ($($record:path => $module:ident),+ $(,)?) => {
         $(impl Entity for $record {

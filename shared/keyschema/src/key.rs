@@ -1,6 +1,10 @@
-//! Keys: a key pair on one index, and every key of one item.
+//! Keys: a key pair on one index, the primary key of one entity's item
+//! ([`EntityKey`]: a read through it decodes that entity or a part of it,
+//! nothing else), and every key of one item.
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
+use std::ops::Deref;
 
 use crate::table::{EntityType, Index};
 
@@ -17,6 +21,72 @@ impl Key {
     /// A key pair.
     pub fn new(pk: impl Into<String>, sk: impl Into<String>) -> Self {
         Key { pk: pk.into(), sk: sk.into() }
+    }
+}
+
+/// The primary key of an item of entity `E` ([`crate::keys`] makes them):
+/// `Store::get` of it decodes an `E` (or a type that reads as one,
+/// [`crate::entities::ReadAs`]), so a key of one entity cannot read
+/// another's type. It is a [`Key`] everywhere else (`Deref`, `From`).
+pub struct EntityKey<E> {
+    key: Key,
+    entity: PhantomData<fn() -> E>,
+}
+
+impl<E> EntityKey<E> {
+    /// The key of an `E` (only the declarations' key functions call this).
+    pub(crate) fn new(key: Key) -> Self {
+        EntityKey { key, entity: PhantomData }
+    }
+
+    /// The untyped key.
+    pub fn into_key(self) -> Key {
+        self.key
+    }
+}
+
+impl<E> Deref for EntityKey<E> {
+    type Target = Key;
+    fn deref(&self) -> &Key {
+        &self.key
+    }
+}
+
+impl<E> AsRef<Key> for EntityKey<E> {
+    fn as_ref(&self) -> &Key {
+        &self.key
+    }
+}
+
+impl AsRef<Key> for Key {
+    fn as_ref(&self) -> &Key {
+        self
+    }
+}
+
+impl<E> From<EntityKey<E>> for Key {
+    fn from(k: EntityKey<E>) -> Key {
+        k.key
+    }
+}
+
+impl<E> Clone for EntityKey<E> {
+    fn clone(&self) -> Self {
+        EntityKey::new(self.key.clone())
+    }
+}
+
+impl<E> PartialEq for EntityKey<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl<E> Eq for EntityKey<E> {}
+
+impl<E> std::fmt::Debug for EntityKey<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.key.fmt(f)
     }
 }
 

@@ -1,12 +1,16 @@
 //! Primary keys from typed ids, each rendered from its entity's declaration
-//! ([`crate::entities`]): no key string is spelled here.
+//! ([`crate::entities`]) and typed by its entity ([`EntityKey`]): no key
+//! string is spelled here.
 
 use domain::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 
 use crate::decl::SchemaError;
 use crate::entities;
-use crate::key::Key;
+use crate::entities::Entity;
+use crate::key::EntityKey;
+use crate::records;
 use crate::value::Value;
+use domain::model;
 
 fn v(part: impl std::fmt::Display) -> Value {
     Value::S(part.to_string())
@@ -14,65 +18,72 @@ fn v(part: impl std::fmt::Display) -> Value {
 
 /// Typed primary key functions: `name(arg: Type => "field", ...) of module`.
 macro_rules! primary_keys {
-    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty => $field:literal),+) of $module:ident;)+) => {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty => $field:literal),+) of $entity:ty;)+) => {
         $(
             $(#[$doc])*
-            pub fn $name($($arg: $ty),+) -> Result<Key, SchemaError> {
-                entities::$module::ENTITY.key(&[$(($field, v($arg))),+])
+            pub fn $name($($arg: $ty),+) -> Result<EntityKey<$entity>, SchemaError> {
+                typed(<$entity as Entity>::DECL.key(&[$(($field, v($arg))),+]))
             }
         )+
     };
 }
 
+fn typed<E>(key: Result<crate::key::Key, SchemaError>) -> Result<EntityKey<E>, SchemaError> {
+    key.map(EntityKey::new)
+}
+
 primary_keys! {
     /// A user.
-    user(id: &UserId => "userId") of user;
+    user(id: &UserId => "userId") of model::User;
     /// The guard of an email.
-    email_guard(email: &Email => "email") of email_guard;
+    email_guard(email: &Email => "email") of records::EmailGuard;
     /// A listing.
-    listing(id: &ListingId => "listingId") of listing;
+    listing(id: &ListingId => "listingId") of model::Listing;
     /// An order.
-    order(id: &OrderId => "orderId") of order;
+    order(id: &OrderId => "orderId") of model::Order;
     /// One item of an order (`item`: the product or listing id).
-    order_item(order: &OrderId => "orderId", item: &str => "itemId") of order_item;
+    order_item(order: &OrderId => "orderId", item: &str => "itemId") of model::OrderItem;
     /// A message of an order.
-    order_message(order: &OrderId => "orderId", id: &MessageId => "messageId") of order_message;
+    order_message(order: &OrderId => "orderId", id: &MessageId => "messageId") of model::OrderMessage;
     /// A review, in the reviewed user's partition.
-    review(reviewed: &UserId => "reviewedUserId", id: &ReviewId => "reviewId") of review;
+    review(reviewed: &UserId => "reviewedUserId", id: &ReviewId => "reviewId") of model::Review;
     /// The marker of a review's rating.
-    rating_marker(reviewed: &UserId => "reviewedUserId", review: &ReviewId => "reviewId") of rating_marker;
+    rating_marker(reviewed: &UserId => "reviewedUserId", review: &ReviewId => "reviewId") of records::RatingMarker;
     /// A brand.
-    brand(id: &BrandId => "brandId") of brand;
+    brand(id: &BrandId => "brandId") of model::Brand;
     /// A category.
-    category(id: &CategoryId => "categoryId") of category;
+    category(id: &CategoryId => "categoryId") of model::Category;
     /// A category's rating.
-    category_rating(id: &CategoryId => "categoryId") of category_rating;
+    category_rating(id: &CategoryId => "categoryId") of records::CategoryRating;
     /// A product.
-    product(id: &ProductId => "productId") of product;
+    product(id: &ProductId => "productId") of model::Product;
     /// A user's favorite of a listing.
-    favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of favorite;
+    favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of model::Favorite;
     /// A listing's posting under a search term ([`domain::words::Term::key`]).
-    posting(term: &str => "term", listing: &ListingId => "listingId") of posting;
+    posting(term: &str => "term", listing: &ListingId => "listingId") of records::Posting;
     /// A caller's idempotency record on a route.
-    idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of idempotency;
+    idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of records::IdempotencyRecord;
     /// A maintenance job's checkpoint of one scan segment.
-    checkpoint(job: &str => "job", segment: &u16 => "segment") of checkpoint;
+    checkpoint(job: &str => "job", segment: &u16 => "segment") of records::Checkpoint;
 }
 
 /// The marker of a user's favorite of a listing, in the user's shard of the
 /// listing's markers.
-pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<Key, SchemaError> {
+pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<EntityKey<records::FavoriteMarker>, SchemaError> {
     let shard = domain::shard::favorite_marker_shard(user);
-    entities::favorite_marker::ENTITY.key(&[("listingId", v(listing)), ("shard", v(shard)), ("userId", v(user))])
+    typed(entities::favorite_marker::ENTITY.key(&[("listingId", v(listing)), ("shard", v(shard)), ("userId", v(user))]))
 }
 
 /// The marker of a review's rating in its category, in the review's shard
 /// of the category's markers.
-pub fn category_rating_marker(category: &CategoryId, review: &ReviewId) -> Result<Key, SchemaError> {
+pub fn category_rating_marker(
+    category: &CategoryId,
+    review: &ReviewId,
+) -> Result<EntityKey<records::CategoryRatingMarker>, SchemaError> {
     let shard = domain::shard::category_rating_marker_shard(review);
-    entities::category_rating_marker::ENTITY.key(&[
+    typed(entities::category_rating_marker::ENTITY.key(&[
         ("categoryId", v(category)),
         ("shard", v(shard)),
         ("reviewId", v(review)),
-    ])
+    ]))
 }

@@ -33,8 +33,8 @@ mod tests;
 
 pub use change::{Change, Cond};
 pub use decl::SchemaError;
-pub use entities::Entity;
-pub use key::{ItemKeys, Key};
+pub use entities::{Entity, ReadAs};
+pub use key::{EntityKey, ItemKeys, Key};
 pub use query::{KeyQuery, SortKey};
 pub use table::{EntityType, Index};
 pub use value::{Attrs, Value};

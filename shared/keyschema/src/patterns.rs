@@ -50,6 +50,7 @@ pub mod samples {
     /// `(sample text, placeholder)`, longest first so none shadows another.
     pub const PLACEHOLDERS: &[(&str, &str)] = &[
         ("sample-category#7", "<categoryId>#<shard>"),
+        ("sample-term", "<term>"),
         ("sample-category", "<categoryId>"),
         ("sample-seller", "<sellerId>"),
         ("sample-author", "<authorId>"),
@@ -90,6 +91,10 @@ pub mod samples {
     /// A user in the role named by `who` (`user`, `seller`, `buyer`, `author`).
     pub fn user(who: &str) -> UserId {
         parse(&format!("sample-{who}"))
+    }
+    /// A search term.
+    pub fn term() -> String {
+        "sample-term".to_owned()
     }
     /// An email.
     pub fn email() -> Email {
@@ -159,7 +164,7 @@ pub const PATTERNS: &[Pattern] = &[
         "product by id",
         "GetItem",
         EntityType::Product,
-        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?.into())),
         "GET /products/{productId}",
     ),
     p(
@@ -167,7 +172,7 @@ pub const PATTERNS: &[Pattern] = &[
         "change stock (never below zero)",
         "TransactWriteItems (token) + GetItem",
         EntityType::Product,
-        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?.into())),
         "POST /products/{productId}/stock",
     ),
     p(
@@ -207,7 +212,7 @@ pub const PATTERNS: &[Pattern] = &[
         "user by id",
         "GetItem",
         EntityType::User,
-        || Ok(Get(keys::user(&suser("user"))?)),
+        || Ok(Get(keys::user(&suser("user"))?.into())),
         "GET /users/{userId}",
     ),
     p(
@@ -223,7 +228,7 @@ pub const PATTERNS: &[Pattern] = &[
         "listing by id",
         "GetItem",
         EntityType::Listing,
-        || Ok(Get(keys::listing(&domain::ids::ListingId::from_ulid(su("K")))?)),
+        || Ok(Get(keys::listing(&domain::ids::ListingId::from_ulid(su("K")))?.into())),
         "GET /listings/{listingId}",
     ),
     p(
@@ -240,7 +245,7 @@ pub const PATTERNS: &[Pattern] = &[
         "Query",
         EntityType::Listing,
         || Ok(Query(seller_listings(&suser("seller"), Some(ListingStatus::Active))?)),
-        "GET /sellers/{sellerId}/listings?status=active",
+        "GET /sellers/{sellerId}/listings/active",
     ),
     p(
         "marketplace AP6",
@@ -288,11 +293,11 @@ pub const PATTERNS: &[Pattern] = &[
         "GET /listings/near?lat=&lon=&radiusKm=",
     ),
     p(
-        "beyond AP4",
+        "beyond AP5",
         "active listings whose title holds words, newest first",
         "Query x lists + BatchGetItem",
         EntityType::Posting,
-        || Ok(Query(postings("cer*")?)),
+        || Ok(Query(postings(&samples::term())?)),
         "GET /search/listings?q=",
     ),
     p(
@@ -300,7 +305,7 @@ pub const PATTERNS: &[Pattern] = &[
         "order by id",
         "GetItem",
         EntityType::Order,
-        || Ok(Get(keys::order(&OrderId::from_ulid(su("R")))?)),
+        || Ok(Get(keys::order(&OrderId::from_ulid(su("R")))?.into())),
         "GET /orders/{orderId}",
     ),
     p(
@@ -364,7 +369,7 @@ pub const PATTERNS: &[Pattern] = &[
         "one item of an order",
         "GetItem",
         EntityType::OrderItem,
-        || Ok(Get(keys::order_item(&OrderId::from_ulid(su("R")), &su("E").to_string())?)),
+        || Ok(Get(keys::order_item(&OrderId::from_ulid(su("R")), &su("E").to_string())?.into())),
         "GET /orders/{orderId}/items/{itemId}",
     ),
     p(
@@ -372,7 +377,7 @@ pub const PATTERNS: &[Pattern] = &[
         "customer profile",
         "GetItem",
         EntityType::User,
-        || Ok(Get(keys::user(&suser("user"))?)),
+        || Ok(Get(keys::user(&suser("user"))?.into())),
         "GET /users/{userId}",
     ),
     p(

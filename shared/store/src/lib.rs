@@ -24,7 +24,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use keyschema::table::{Index, PK};
-use keyschema::{Entity, Key, KeyQuery, SortKey};
+use keyschema::{Entity, EntityKey, Key, KeyQuery, ReadAs, SortKey};
 use serde::de::DeserializeOwned;
 
 pub use aws_sdk_dynamodb;
@@ -84,14 +84,15 @@ impl Store {
         &self.table
     }
 
-    /// `GetItem` by primary key (eventually consistent).
-    pub async fn get<T: DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
+    /// `GetItem` of an entity's item (eventually consistent), as the entity
+    /// or a part of it (`T`: [`ReadAs`] the key's entity).
+    pub async fn get<T: ReadAs<E>, E: Entity>(&self, key: &EntityKey<E>) -> Result<Option<T>, StoreError> {
         self.get_item(key, false).await
     }
 
-    /// `GetItem` by primary key, strongly consistent (sees every write that
-    /// completed before it).
-    pub async fn get_consistent<T: DeserializeOwned>(&self, key: &Key) -> Result<Option<T>, StoreError> {
+    /// [`Store::get`], strongly consistent (sees every write that completed
+    /// before it).
+    pub async fn get_consistent<T: ReadAs<E>, E: Entity>(&self, key: &EntityKey<E>) -> Result<Option<T>, StoreError> {
         self.get_item(key, true).await
     }
 
@@ -108,12 +109,17 @@ impl Store {
         out.item.map(item::from_item).transpose()
     }
 
-    /// `BatchGetItem` of any number of keys (in requests of 100), in no
-    /// particular order; missing items are left out. Keys DynamoDB leaves
-    /// unprocessed are asked again after a growing pause, a bounded number
-    /// of times (then `Throttled`).
-    pub async fn batch_get<T: DeserializeOwned>(&self, keys: &[Key], consistent: bool) -> Result<Vec<T>, StoreError> {
-        self.batch_get_items(keys, consistent).await?.into_iter().map(item::from_item).collect()
+    /// `BatchGetItem` of any number of one entity's keys (in requests of
+    /// 100), in no particular order; missing items are left out. Keys
+    /// DynamoDB leaves unprocessed are asked again after a growing pause, a
+    /// bounded number of times (then `Throttled`).
+    pub async fn batch_get<T: ReadAs<E>, E: Entity>(
+        &self,
+        keys: &[EntityKey<E>],
+        consistent: bool,
+    ) -> Result<Vec<T>, StoreError> {
+        let keys: Vec<Key> = keys.iter().map(|k| (**k).clone()).collect();
+        self.batch_get_items(&keys, consistent).await?.into_iter().map(item::from_item).collect()
     }
 
     /// [`Store::batch_get`] of raw items, for keys of different entities.
@@ -160,8 +166,8 @@ impl Store {
 
     /// `DeleteItem` of whatever item has `key` (for an item only its writer
     /// writes, such as a job's checkpoint).
-    pub async fn delete(&self, key: &Key) -> Result<(), StoreError> {
-        let req = self.client.delete_item().table_name(self.table()).set_key(Some(item::key_item(key)));
+    pub async fn delete(&self, key: &impl AsRef<Key>) -> Result<(), StoreError> {
+        let req = self.client.delete_item().table_name(self.table()).set_key(Some(item::key_item(key.as_ref())));
         let req = req.return_consumed_capacity(TOTAL);
         conflicts::retrying(|| async { Ok::<_, StoreError>(req.clone().send().await?) }).await?;
         Ok(())

@@ -198,7 +198,7 @@ impl Transaction {
     }
 
     /// Requires that an item with `key` exists.
-    pub fn must_exist(&mut self, name: impl Into<ActionName>, key: &Key) -> Result<&mut Self, StoreError> {
+    pub fn must_exist(&mut self, name: impl Into<ActionName>, key: &impl AsRef<Key>) -> Result<&mut Self, StoreError> {
         self.check(name, key, &[Cond::ItemExists])
     }
 
@@ -206,12 +206,12 @@ impl Transaction {
     pub fn check(
         &mut self,
         name: impl Into<ActionName>,
-        key: &Key,
+        key: &impl AsRef<Key>,
         condition: &[Cond],
     ) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(condition);
         let check = conditioned!(ConditionCheck::builder(), &self.table, e)
-            .set_key(Some(key_item(key)))
+            .set_key(Some(key_item(key.as_ref())))
             .build()
             .map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().condition_check(check).build());
@@ -234,12 +234,14 @@ impl Transaction {
     pub fn delete(
         &mut self,
         name: impl Into<ActionName>,
-        key: &Key,
+        key: &impl AsRef<Key>,
         condition: &[Cond],
     ) -> Result<&mut Self, StoreError> {
         let e = Expression::default().condition(condition);
-        let delete =
-            conditioned!(Delete::builder(), &self.table, e).set_key(Some(key_item(key))).build().map_err(invalid)?;
+        let delete = conditioned!(Delete::builder(), &self.table, e)
+            .set_key(Some(key_item(key.as_ref())))
+            .build()
+            .map_err(invalid)?;
         self.push(name, TransactWriteItem::builder().delete(delete).build());
         Ok(self)
     }

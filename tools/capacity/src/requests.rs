@@ -77,7 +77,8 @@ fn read(q: KeyQuery, items: f64, kb: f64) -> Action {
     Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None, times: 1.0 }
 }
 
-fn get(key: Key, kb: f64, consistent: bool) -> Action {
+fn get(key: impl Into<Key>, kb: f64, consistent: bool) -> Action {
+    let key: Key = key.into();
     Action::Read { index: Index::Table, pk: key.pk, items: 1.0, kb, consistent, ttl: None, times: 1.0 }
 }
 
@@ -166,7 +167,8 @@ fn cached(action: Action, seconds: f64) -> Action {
 }
 
 #[allow(dead_code)]
-fn check(key: Key, kb: f64) -> Action {
+fn check(key: impl Into<Key>, kb: f64) -> Action {
+    let key: Key = key.into();
     Action::Write { key, kb, tx: true, check: true, copies: Vec::new(), stream: false, coalesced: false }
 }
 
@@ -247,7 +249,8 @@ fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::model::Order 
 /// The stream processor's aggregate write for a counted instance: the
 /// marker (its own partition) and the aggregate, one transaction per batch
 /// and aggregate (coalesced).
-fn counted(marker: Key, aggregate: Action) -> Vec<Action> {
+fn counted(marker: impl Into<Key>, aggregate: Action) -> Vec<Action> {
+    let marker: Key = marker.into();
     let marker =
         Action::Write { key: marker, kb: 0.2, tx: true, check: false, copies: vec![], stream: false, coalesced: false };
     let aggregate = match aggregate {
@@ -260,7 +263,8 @@ fn counted(marker: Key, aggregate: Action) -> Vec<Action> {
 }
 
 /// A plain (not indexed, not coalesced) write of a small item.
-fn small_write(key: Key, kb: f64, tx: bool) -> Action {
+fn small_write(key: impl Into<Key>, kb: f64, tx: bool) -> Action {
+    let key: Key = key.into();
     Action::Write { key, kb, tx, check: false, copies: vec![], stream: true, coalesced: false }
 }
 
@@ -269,7 +273,7 @@ fn small_write(key: Key, kb: f64, tx: bool) -> Action {
 /// order, its item and `take` (the listing sold, the stock taken).
 fn placement(ids: &Ids, kb: Sizes, of_listing: bool, bought: (Key, String, f64), take: Action) -> R {
     let (bought_key, item_id, bought_kb) = bought;
-    let record = keys::idempotency(&ids.buyer, "POST /orders", "k")?;
+    let record: Key = keys::idempotency(&ids.buyer, "POST /orders", "k")?.into();
     Ok(vec![
         get(record.clone(), kb.small, true),
         get(bought_key, bought_kb, false),
@@ -313,7 +317,7 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
                 });
             let listings = Action::Read {
                 index: Index::Table,
-                pk: returned.pk,
+                pk: returned.pk.clone(),
                 items: 1.0,
                 kb: kb.listing,
                 consistent: false,
@@ -352,7 +356,7 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             out.push(get(keys::listing(&ids.new_listing)?, kb.listing, true));
             for k in 0..POSTINGS_PER_LISTING {
                 let term = if k == 0 { ids.term.clone() } else { format!("w{}-{k}", ids.new_listing) };
-                let key = keys::posting(&term, &ids.new_listing)?;
+                let key = keys::posting(&term, &ids.new_listing)?.into_key();
                 let write = Action::Write {
                     key,
                     kb: kb.posting,
@@ -375,7 +379,7 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
             }
             out.push(Action::Read {
                 index: Index::Table,
-                pk: keys::listing(&ids.new_listing)?.pk,
+                pk: keys::listing(&ids.new_listing)?.pk.clone(),
                 items: page,
                 kb: kb.listing,
                 consistent: false,
@@ -424,12 +428,12 @@ pub fn actions(kind: &str, ids: &Ids, kb: Sizes, page: f64) -> R {
         "place listing order" => {
             let sell = write::listing::sell(&ids.sold_listing, &ids.seller, Money::from_cents(2500), NOW)?;
             let before = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active));
-            let bought = (keys::listing(&ids.sold_listing)?, ids.sold_listing.to_string(), kb.listing);
+            let bought = (keys::listing(&ids.sold_listing)?.into(), ids.sold_listing.to_string(), kb.listing);
             placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?
         }
         "place catalog order" => {
             let take = write::product::take_for_order(&ids.product, 1, Money::from_cents(1999), NOW)?;
-            let bought = (keys::product(&ids.product)?, ids.product.to_string(), kb.product);
+            let bought = (keys::product(&ids.product)?.into(), ids.product.to_string(), kb.product);
             let stock = update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?;
             placement(ids, kb, false, bought, stock)?
         }

@@ -5,5 +5,7 @@
 //! each regenerates it and fails when the committed file differs
 //! (`UPDATE_DOCS=1` rewrites it).
 
+#[cfg(test)]
+mod doc_comments;
 pub mod key_schema;
 pub mod workbench;

@@ -185,8 +185,11 @@ async fn run_pattern(
     let usage = store::Usage::default();
     let (items, next) = match request {
         Request::Get(key) => {
-            let found = usage.scope(store.get::<Row>(key)).await.map_err(|e| e.to_string())?;
-            (found.into_iter().collect::<Vec<_>>(), None)
+            // Any entity's key: read as an item, shown as it is.
+            let found = usage.scope(store.batch_get_items(std::slice::from_ref(key), false));
+            let found = found.await.map_err(|e| e.to_string())?;
+            let rows = found.into_iter().map(store::item::from_item::<Row>).collect::<Result<Vec<_>, _>>();
+            (rows.map_err(|e| e.to_string())?, None)
         }
         Request::Query(q) => {
             let start = cursor

@@ -34,7 +34,7 @@ impl UserRatings {
     pub fn of(user: &UserId) -> Result<Aggregate, DerivedError> {
         Ok(Aggregate {
             kind: AggregateKind::UserRatings,
-            key: keys::user(user)?,
+            key: keys::user(user)?.into(),
             sum: Some(attr::RATING_SUM),
             count: attr::REVIEW_COUNT,
             markers: vec![access::rating_markers_of(user)?],
@@ -57,7 +57,7 @@ impl Counted for UserRatings {
         };
         Ok(Some(Count {
             aggregate: Self::of(&review.reviewed_user_id)?,
-            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?,
+            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?.into(),
             marker_item: store::item::to_item(&marker)?,
             version: None,
             weight,
@@ -68,8 +68,8 @@ impl Counted for UserRatings {
     fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
         let Body::RatingMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
-            marker: keys::rating_marker(&m.reviewed_user_id, &m.review_id)?,
-            base: keys::review(&m.reviewed_user_id, &m.review_id)?,
+            marker: keys::rating_marker(&m.reviewed_user_id, &m.review_id)?.into(),
+            base: keys::review(&m.reviewed_user_id, &m.review_id)?.into(),
         };
         Ok(Some((Self::of(&m.reviewed_user_id)?, instance)))
     }
@@ -88,7 +88,7 @@ impl CategoryRatings {
     pub fn of(category: &CategoryId) -> Result<Aggregate, DerivedError> {
         Ok(Aggregate {
             kind: AggregateKind::CategoryRatings,
-            key: keys::category_rating(category)?,
+            key: keys::category_rating(category)?.into(),
             sum: Some(attr::RATING_SUM),
             count: attr::REVIEW_COUNT,
             markers: (0..CATEGORY_RATING_MARKER_SHARDS)
@@ -119,7 +119,7 @@ impl Counted for CategoryRatings {
         };
         Ok(Some(Count {
             aggregate: Self::of(category)?,
-            marker: keys::category_rating_marker(category, &review.review_id)?,
+            marker: keys::category_rating_marker(category, &review.review_id)?.into(),
             marker_item: store::item::to_item(&marker)?,
             version: None,
             weight,
@@ -130,8 +130,8 @@ impl Counted for CategoryRatings {
     fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
         let Body::CategoryRatingMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
-            marker: keys::category_rating_marker(&m.category_id, &m.review_id)?,
-            base: keys::review(&m.reviewed_user_id, &m.review_id)?,
+            marker: keys::category_rating_marker(&m.category_id, &m.review_id)?.into(),
+            base: keys::review(&m.reviewed_user_id, &m.review_id)?.into(),
         };
         Ok(Some((Self::of(&m.category_id)?, instance)))
     }
@@ -149,7 +149,7 @@ impl ListingFavorites {
     pub fn of(listing: &ListingId) -> Result<Aggregate, DerivedError> {
         Ok(Aggregate {
             kind: AggregateKind::ListingFavorites,
-            key: keys::listing(listing)?,
+            key: keys::listing(listing)?.into(),
             sum: None,
             count: attr::FAVORITE_COUNT,
             markers: (0..FAVORITE_MARKER_SHARDS)
@@ -181,7 +181,7 @@ impl Counted for ListingFavorites {
         };
         Ok(Some(Count {
             aggregate: Self::of(&favorite.listing_id)?,
-            marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?,
+            marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?.into(),
             marker_item: store::item::to_item(&marker)?,
             version: Some(favorite.favorite_id.ulid()),
             weight: 1,
@@ -192,8 +192,8 @@ impl Counted for ListingFavorites {
     fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
         let Body::FavoriteMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
-            marker: keys::favorite_marker(&m.user_id, &m.listing_id)?,
-            base: keys::favorite(&m.user_id, &m.listing_id)?,
+            marker: keys::favorite_marker(&m.user_id, &m.listing_id)?.into(),
+            base: keys::favorite(&m.user_id, &m.listing_id)?.into(),
         };
         Ok(Some((Self::of(&m.listing_id)?, instance)))
     }

@@ -132,9 +132,9 @@ async fn stored(
     keys: &[Key],
     weight_of: impl Fn(&Key) -> u32,
 ) -> Result<HashMap<Key, Marker>, DerivedError> {
-    let found: Vec<Stored> = store.batch_get(keys, true).await?;
     let mut out = HashMap::new();
-    for s in found {
+    for item in store.batch_get_items(keys, true).await? {
+        let s: Stored = store::item::from_item(item)?;
         out.insert(Key { pk: s.pk.clone(), sk: s.sk.clone() }, s.marker(&weight_of)?);
     }
     Ok(out)
