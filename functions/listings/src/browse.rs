@@ -11,11 +11,14 @@
 use std::marker::PhantomData;
 
 use api::{ApiError, Deps, ListBody, PageParams, Request, Response};
+use domain::answers::ListingCard;
 use domain::ids::{CategoryId, ListingId};
-use domain::model::{Category, Listing, Money};
+use domain::model::{Category, Money};
 use fanout::hint::Hint;
 use fanout::{bitmap, Answer, Ask, Asker, Cheapest, Keyed, Position};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::entities::listing;
+use keyschema::write::attr;
 use keyschema::{access, keys, KeyQuery, SchemaError};
 use serde::Deserialize;
 use ulid::Ulid;
@@ -31,14 +34,14 @@ trait View: Keyed + Sized + for<'de> Deserialize<'de> {
     fn encode(key: Self::Key) -> String;
     /// See [`View::encode`].
     fn decode(text: &str) -> Option<Self::Key>;
-    /// The listing.
-    fn listing(self) -> Listing;
+    /// The listing's card.
+    fn card(self) -> ListingCard;
 }
 
 /// Newest first: by id (a listing's `browse` sort key never changes).
 #[derive(Deserialize)]
 #[serde(transparent)]
-struct Newest(Listing);
+struct Newest(ListingCard);
 
 impl Keyed for Newest {
     type Key = Ulid;
@@ -61,7 +64,7 @@ impl View for Newest {
     fn decode(text: &str) -> Option<Ulid> {
         Ulid::from_string(text).ok()
     }
-    fn listing(self) -> Listing {
+    fn card(self) -> ListingCard {
         self.0
     }
 }
@@ -72,15 +75,18 @@ impl View for Newest {
 #[derive(Deserialize)]
 struct ByPrice {
     #[serde(flatten)]
-    listing: Listing,
+    card: ListingCard,
     gsi3sk: String,
 }
 
 impl Keyed for ByPrice {
     type Key = Cheapest;
     fn key(&self) -> Cheapest {
-        let parsed = self.gsi3sk.split('#').nth(1).and_then(|c| c.parse().ok());
-        Cheapest { cents: parsed.unwrap_or(self.listing.price.cents()), id: self.listing.listing_id.ulid() }
+        let indexed = listing::BY_PRICE
+            .key
+            .sk_value(&self.gsi3sk, attr::PRICE)
+            .and_then(|v| serde_json::from_str::<Money>(v.text()).ok());
+        Cheapest { cents: indexed.unwrap_or(self.card.price).cents(), id: self.card.listing_id.ulid() }
     }
 }
 
@@ -97,8 +103,8 @@ impl View for ByPrice {
     fn decode(text: &str) -> Option<Cheapest> {
         Cheapest::decode(text)
     }
-    fn listing(self) -> Listing {
-        self.listing
+    fn card(self) -> ListingCard {
+        self.card
     }
 }
 
@@ -159,7 +165,7 @@ async fn walk<V: View>(
     let cached = match api::cache::found::<Category, _>(&app.store, &keys::category(category)?).await? {
         Some(c) => c.listing_shards.clamp(1, domain::shard::MAX_LISTING_SHARDS),
         // No such category: no listings, and nothing to query.
-        None => return Response::ok(&ListBody::<Listing> { items: Vec::new(), next_cursor: None }),
+        None => return Response::ok(&ListBody::<ListingCard> { items: Vec::new(), next_cursor: None }),
     };
     let (shards, at) = match &page.cursor {
         None => (cached, None),
@@ -204,7 +210,7 @@ async fn walk<V: View>(
     // A price the stream processor moved between the two rounds could show
     // a listing twice: once is enough.
     let mut seen = std::collections::HashSet::new();
-    let items: Vec<Listing> = items.into_iter().map(View::listing).filter(|l| seen.insert(l.listing_id)).collect();
+    let items: Vec<ListingCard> = items.into_iter().map(View::card).filter(|l| seen.insert(l.listing_id)).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
 
@@ -259,12 +265,12 @@ mod tests {
     #[test]
     fn a_price_key_is_read_from_the_index_sort_key() {
         let id = ListingId::generate();
-        let listing: Listing = serde_json::from_value(serde_json::json!({
+        let card: ListingCard = serde_json::from_value(serde_json::json!({
             "listingId": id.to_string(), "sellerId": "s", "title": "T", "price": 9.5, "categoryId": "c",
-            "status": "active", "favoriteCount": 0, "createdAt": "t", "updatedAt": "t"
+            "status": "active", "createdAt": "t"
         }))
         .unwrap();
-        let item = ByPrice { listing, gsi3sk: format!("LISTING#0000000700#{id}") };
+        let item = ByPrice { card, gsi3sk: format!("LISTING#0000000700#{id}") };
         assert_eq!(item.key(), Cheapest { cents: 700, id: id.ulid() }, "where the index has it, not its new price");
         assert!(item.key().pred().is_some());
     }

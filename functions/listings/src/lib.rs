@@ -11,7 +11,8 @@ mod search;
 
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
-use domain::geo::{self, Location};
+use domain::answers::{ListingAnswer, ListingCard};
+use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId, UserId};
 use domain::model::{Category, Listing, ListingStatus, Money, User, UserRole};
 use domain::shard::listing_shard;
@@ -70,7 +71,6 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
             ApiError::bad_request("invalid body: `location`: `lat` must be from -90 to 90, `lon` from -180 to 180")
         })?),
     };
-    let geohash = location.map(|l| l.geohash(geo::HASH_LEN));
     let now_ms = now_ms();
     let now = rfc3339(now_ms);
     let listing_id = ListingId::generate();
@@ -82,14 +82,14 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         category_id: body.category_id,
         shard: listing_shard(&listing_id, category.shards_for_new_listing(now_ms)),
         description: body.description.map(Description::into_string),
-        location,
-        geocell: geohash.as_ref().map(|h| h.chars().take(geo::CELL_LEN).collect()),
-        geohash,
+        location: None,
+        geohash: None,
         status: ListingStatus::Active,
         favorite_count: 0,
         created_at: now.clone(),
         updated_at: now.clone(),
-    };
+    }
+    .locate(location);
     let seller = app.store.get::<User, _>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
         return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
@@ -102,7 +102,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
     }
     match tx.send().await {
-        Ok(()) => Response::created(&listing),
+        Ok(()) => Response::created(&ListingAnswer::from(listing)),
         Err(e) if e.failed("seller") => Err(ApiError::forbidden("sign up (POST /users) before listing items")),
         Err(e) => Err(e.into()),
     }
@@ -118,7 +118,7 @@ async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     if listing.status == ListingStatus::Removed {
         return Err(ApiError::not_found(format!("{} does not exist", missing())));
     }
-    Response::ok(&listing)
+    Response::ok(&ListingAnswer::from(listing))
 }
 
 /// Body of `PATCH /listings/{listingId}`.
@@ -164,7 +164,7 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         change = change.set(attr::PRICE, Value::n(price));
     }
     match app.store.update(&change).await {
-        Ok(item) => Response::ok(&from_item::<Listing>(item)?),
+        Ok(item) => Response::ok(&ListingAnswer::from(from_item::<Listing>(item)?)),
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
         Err(StoreError::ConditionFailed(Some(old))) => match from_item::<Listing>(old) {
             Ok(old) if old.seller_id != caller.user_id => {
@@ -188,7 +188,7 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
     if status != Some(ListingStatus::Active) {
         caller.require_self_or_admin(&seller)?;
     }
-    app.list::<Listing>(&access::seller_listings(&seller, status)?, &page).await
+    app.list::<ListingCard>(&access::seller_listings(&seller, status)?, &page).await
 }
 
 /// Marketplace AP5, the public storefront: a seller's active listings, no
@@ -196,5 +196,5 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
 async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     let page = req.page(&[])?;
-    app.list::<Listing>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
+    app.list::<ListingCard>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
 }

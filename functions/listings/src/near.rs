@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use api::{ApiError, Deps, Request, Response};
+use domain::answers::ListingCard;
 use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
@@ -74,7 +75,7 @@ impl CellAsker<Spot> for Cells<'_> {
 #[serde(rename_all = "camelCase")]
 struct Near {
     #[serde(flatten)]
-    listing: Listing,
+    card: ListingCard,
     /// Kilometres from the point (haversine), to the metre.
     distance_km: f64,
 }
@@ -111,7 +112,7 @@ struct NearBody {
 }
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
-/// (public). `Query GSI4 gsi4pk = GEO#<geocell>, begins_with(gsi4sk, <geohash
+/// (public). `Query GSI4 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
 /// prefix>)` per cell searched, a few cells a round (a category is a
 /// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
 /// looked at a listing), then `BatchGetItem` of the listings it returns,
@@ -153,7 +154,7 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         .filter_map(|f| {
             let listing = listings.remove(&f.item.listing_id)?;
             (listing.status == ListingStatus::Active)
-                .then(|| Near { listing, distance_km: (f.km * 1000.0).round() / 1000.0 })
+                .then(|| Near { card: ListingCard::from(&listing), distance_km: (f.km * 1000.0).round() / 1000.0 })
         })
         .collect();
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })

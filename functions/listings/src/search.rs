@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use api::{ApiError, Deps, Request, Response};
+use domain::answers::ListingCard;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
 use domain::words::Query;
@@ -66,7 +67,7 @@ struct Cursor {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct SearchBody {
-    items: Vec<Listing>,
+    items: Vec<ListingCard>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
     /// The page stopped at its bound of queries before it was full; the
@@ -102,6 +103,7 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
         .filter_map(|id| listings.remove(id))
         .filter(|l| l.status == ListingStatus::Active && query.matches(&domain::words::indexed(&l.title)))
         .filter(|l| category.as_ref().is_none_or(|c| *c == l.category_id))
+        .map(|l| ListingCard::from(&l))
         .collect();
     let next_cursor = found.next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
     Response::ok(&SearchBody { items, next_cursor, stopped_early: found.stopped_early })

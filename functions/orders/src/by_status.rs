@@ -8,6 +8,7 @@
 //! learned to size the next page's first round (a [`Hint`]).
 
 use api::{ApiError, ListBody, Request, Response};
+use domain::answers::OrderAnswer;
 use domain::ids::OrderId;
 use domain::model::{Order, OrderStatus};
 use domain::time::{parse_rfc3339, ulid_bounds};
@@ -106,7 +107,7 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     // the cursor's scope) must be the same on every page. An empty range
     // (from = to, or to at the epoch) is an empty page.
     let Some((low, high)) = ulid_bounds(from.unwrap_or(0), to.unwrap_or(u64::MAX)) else {
-        return Response::ok(&ListBody::<Order> { items: Vec::new(), next_cursor: None });
+        return Response::ok(&ListBody::<OrderAnswer> { items: Vec::new(), next_cursor: None });
     };
     let statuses = status.map_or_else(|| OrderStatus::ALL.to_vec(), |s| vec![s]);
     let partitions: Vec<(OrderStatus, u16)> =
@@ -124,7 +125,7 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
     let (items, next) =
         page_planner::page(partitions.len(), low, high, usize::from(page.limit), at.as_ref(), &asker).await?;
     let next_cursor = next.map(|p| app.deps.cursors.seal(&scope, &Cursor::of(&p)));
-    let items: Vec<Order> = items.into_iter().map(|o| o.0).collect();
+    let items: Vec<OrderAnswer> = items.into_iter().map(|o| OrderAnswer::from(o.0)).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
 

@@ -8,6 +8,7 @@ mod place;
 
 use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
+use domain::answers::OrderAnswer;
 use domain::ids::{MessageId, OrderId, ProductId, UserId};
 use domain::model::{Order, OrderItem, OrderMessage, OrderStatus, Product};
 use domain::time::{now_ms, rfc3339};
@@ -73,7 +74,7 @@ async fn get_order(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let order = load_order(app, &req.path("orderId")?).await?;
     require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
-    Response::ok(&order)
+    Response::ok(&OrderAnswer::from(order))
 }
 
 /// E-commerce AP4: the items of an order (each item carries the parties).
@@ -151,7 +152,7 @@ async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let buyer: UserId = req.path("buyerId")?;
     caller.require_self_or_admin(&buyer)?;
-    app.deps.list::<Order>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
+    app.deps.list_as::<Order, OrderAnswer>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
 }
 
 /// Marketplace AP9: a seller's sales, newest first (the seller or an
@@ -160,7 +161,7 @@ async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
     caller.require_self_or_admin(&seller)?;
-    app.deps.list::<Order>(&access::seller_orders(&seller)?, &req.page(&[])?).await
+    app.deps.list_as::<Order, OrderAnswer>(&access::seller_orders(&seller)?, &req.page(&[])?).await
 }
 
 /// Body of `POST /orders/{orderId}/messages`.
@@ -231,7 +232,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     }
     if order.status == next {
         // Already there (a retry after an answer was lost): nothing to do.
-        return Response::ok(&order);
+        return Response::ok(&OrderAnswer::from(order));
     }
     if !order.status.can_become(next) {
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
@@ -249,7 +250,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
         Ok(()) => {
             order.status = next;
             order.updated_at = now;
-            Response::ok(&order)
+            Response::ok(&OrderAnswer::from(order))
         }
         Err(e) if e.failed(write::order::ORDER) => {
             Err(ApiError::conflict(format!("order `{id}` changed concurrently; read it again")))

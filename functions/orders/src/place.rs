@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
+use domain::answers::OrderAnswer;
 use domain::ids::{ListingId, OrderId, ProductId, UserId};
 use domain::model::{Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product};
 use domain::shard::order_shard;
@@ -106,7 +107,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
         };
         match placed {
-            Ok(order) => return Response::created(&order),
+            Ok(order) => return Response::created(&OrderAnswer::from(order)),
             // The listing sold or the stock gone: perhaps by the request
             // this one retries, which then holds the key.
             Err(Attempt::Failed(e)) if e.status == 409 => {
@@ -146,7 +147,7 @@ async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiEr
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
     let order = app.deps.store.get_consistent::<Order, _>(&keys::order(&order_id)?).await?;
-    Ok(Response::created(&order.ok_or_else(no_order)?)?.replayed())
+    Ok(Response::created(&OrderAnswer::from(order.ok_or_else(no_order)?))?.replayed())
 }
 
 /// 403 unless the buyer's user item is among `items` (read with the

@@ -83,6 +83,17 @@ impl Deps {
         let (items, next_cursor) = self.page::<T>(query, page).await?;
         Response::ok(&ListBody { items, next_cursor })
     }
+
+    /// [`Deps::list`] of items read as `T` and answered as `A` (an entity
+    /// without its storage bookkeeping).
+    pub async fn list_as<T: DeserializeOwned, A: From<T> + Serialize>(
+        &self,
+        query: &KeyQuery,
+        page: &PageParams,
+    ) -> Result<Response, ApiError> {
+        let (items, next_cursor) = self.page::<T>(query, page).await?;
+        Response::ok(&ListBody { items: items.into_iter().map(A::from).collect::<Vec<A>>(), next_cursor })
+    }
 }
 
 /// Logs the request line (request id, route, status, latency, DynamoDB

@@ -142,13 +142,10 @@ pub struct Listing {
     /// Where it is, if the seller said ("listings near me").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<crate::geo::Location>,
-    /// The location's geohash ([`crate::geo::HASH_LEN`] characters): the
-    /// `near` index's sort key.
+    /// The location's geohash ([`crate::geo::HASH_LEN`] characters), set
+    /// with it ([`Listing::locate`]): the `near` index's keys derive from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geohash: Option<String>,
-    /// Its first [`crate::geo::CELL_LEN`] characters: the `near` index's partition.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub geocell: Option<String>,
     /// active, sold or removed.
     pub status: ListingStatus,
     /// How many users have it as a favorite (kept by the stream processor).
@@ -158,6 +155,16 @@ pub struct Listing {
     pub created_at: String,
     /// RFC 3339 time of the last change.
     pub updated_at: String,
+}
+
+impl Listing {
+    /// Places the listing at `location` (or nowhere), with its geohash: the
+    /// one place the hash is derived from the location.
+    pub fn locate(mut self, location: Option<crate::geo::Location>) -> Listing {
+        self.geohash = location.map(|l| l.geohash(crate::geo::HASH_LEN));
+        self.location = location;
+        self
+    }
 }
 
 /// One line of an order as the order record summarizes it (enough to undo

@@ -128,11 +128,10 @@ pub fn listings_by_price(
 /// at least [`domain::geo::CELL_LEN`] characters) in geohash order, after a
 /// sort key if given; the reader searches the cells nearest first
 /// (`fanout::nearest`).
-/// `GSI4: gsi4pk = GEO#<geocell> AND begins_with(gsi4sk, <geohash prefix>)` or
+/// `GSI4: gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
 /// `gsi4sk BETWEEN <after>! AND <geohash prefix>~`.
 pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<KeyQuery, SchemaError> {
-    let cell: String = prefix.chars().take(domain::geo::CELL_LEN).collect();
-    let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geocell", v(cell))])?;
+    let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
     q.sk = match after {
         None => SortKey::BeginsWith(prefix.to_owned()),
         // `!` sorts below every character of a key part, `~` above.

@@ -142,6 +142,20 @@ impl KeyDecl {
         Ok(Key::new(template::render(self.pk, value_of)?, template::render(self.sk, value_of)?))
     }
 
+    /// The value of composite `field` in a sort key of this template (`None`
+    /// if the key does not match it or the field is not in it).
+    pub fn sk_value(&self, sk: &str, field: &str) -> Option<Value> {
+        let captured = template::matches(self.sk, sk)?;
+        let (text, format) = template::segments(self.sk)
+            .filter_map(|s| match s {
+                template::Segment::Composite { field, format } => Some((field, format)),
+                template::Segment::Literal(_) => None,
+            })
+            .zip(captured)
+            .find_map(|((f, format), text)| (f == field).then_some((text, format)))?;
+        template::unformat(format, text)
+    }
+
     /// A query of one partition (every partition key composite in `parts`)
     /// whose sort keys begin with the sort key template's leading
     /// composites given in `parts`.

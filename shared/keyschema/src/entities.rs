@@ -84,11 +84,12 @@ pub mod listing {
         kept: super::BROWSE,
     };
     /// GSI4: active listings with a location, by geohash: the partition is
-    /// a cell of about 156 km, the sort key the full hash, so a prefix of
-    /// it is a smaller cell ("listings near me").
+    /// the cell of about 156 km the hash begins with (derived here, from
+    /// the one stored hash), the sort key the full hash, so a prefix of it
+    /// is a smaller cell ("listings near me").
     pub const NEAR: IndexDecl = IndexDecl {
         name: "near",
-        key: key(Index::Gsi4, "GEO#<geocell>", "<geohash>#<listingId>"),
+        key: key(Index::Gsi4, "GEO#<geohash:cell>", "<geohash>#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };

@@ -66,7 +66,7 @@ pub mod samples {
         ("0000000000000000000000000R", "<orderId>"),
         ("0000001200", "<minCents>"),
         ("0000003400", "<maxCents>"),
-        ("GEO#u4p", "GEO#<geocell>"),
+        ("GEO#u4p", "GEO#<geohash:cell>"),
         ("u4pru", "<geohash prefix>"),
         ("STATUS#pending#7", "STATUS#<status>#<shard>"),
         ("LISTING#active#", "LISTING#<status>#"),

@@ -31,7 +31,9 @@ pub enum Segment<'a> {
     Composite {
         /// The field (an entity's camelCase attribute name).
         field: &'a str,
-        /// `cents10`: an amount as zero-padded cents (so string order is numeric order).
+        /// `cents10`: an amount as zero-padded cents (so string order is
+        /// numeric order); `cell`: a geohash's first
+        /// [`domain::geo::CELL_LEN`] characters (the cell it is in).
         format: Option<&'a str>,
     },
 }
@@ -66,6 +68,13 @@ pub fn format(field: &str, format: Option<&str>, value: &Value) -> Result<String
             let cents = cents(s).ok_or_else(|| invalid("not an amount with at most two decimals"))?;
             format!("{cents:010}")
         }
+        (Some("cell"), Value::S(s)) => {
+            let cell: String = s.chars().take(domain::geo::CELL_LEN).collect();
+            if cell.chars().count() < domain::geo::CELL_LEN {
+                return Err(invalid("shorter than a cell"));
+            }
+            cell
+        }
         (Some(_), _) => return Err(invalid("unknown format")),
     };
     if text.is_empty() {
@@ -75,6 +84,19 @@ pub fn format(field: &str, format: Option<&str>, value: &Value) -> Result<String
         return Err(invalid("contains `#`"));
     }
     Ok(text)
+}
+
+/// A composite's value from its text in a key (the inverse of [`format`]):
+/// `cents10` gives the amount back as a number; a `cell` cannot be read back.
+pub fn unformat(format: Option<&str>, text: &str) -> Option<Value> {
+    match format {
+        None => Some(Value::s(text)),
+        Some("cents10") => {
+            let cents: u64 = text.parse().ok().filter(|_| text.len() == 10)?;
+            Some(Value::N(format!("{}.{:02}", cents / 100, cents % 100)))
+        }
+        Some(_) => None,
+    }
 }
 
 /// Integer cents of a decimal text such as `28`, `29.9`, `29.99` or `28.00`.
@@ -207,6 +229,8 @@ mod tests {
             };
             assert_eq!(render(t, &v).unwrap(), format!("LISTING#{key}#L"), "{price}");
         }
+        assert_eq!(unformat(Some("cents10"), "0000002999"), Some(Value::N("29.99".into())), "read back");
+        assert_eq!(unformat(Some("cents10"), "2999"), None, "not a whole key part");
         for bad in ["-1", "1.234", "x", "", "1e3"] {
             let v = |f: &str| if f == "price" { Some(Value::N(bad.into())) } else { Some(Value::s("L")) };
             assert!(render(t, &v).is_err(), "{bad}");

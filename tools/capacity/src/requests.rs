@@ -187,14 +187,14 @@ fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domain::model::L
         category_id: ids.category.clone(),
         shard: domain::shard::listing_shard(id, ids.category_shards),
         description: None,
-        location: Some(ids.place),
-        geohash: Some(ids.place.geohash(domain::geo::HASH_LEN)),
-        geocell: Some(ids.place.geohash(domain::geo::CELL_LEN)),
+        location: None,
+        geohash: None,
         status,
         favorite_count: 3,
         created_at: NOW.into(),
         updated_at: NOW.into(),
     }
+    .locate(Some(ids.place))
 }
 
 fn user(id: &UserId, role: UserRole) -> domain::model::User {

@@ -124,14 +124,14 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
             category_id: parse(category)?,
             shard: domain::shard::listing_shard(&listing_id, shards),
             description: None,
-            location,
-            geohash: location.map(|l| l.geohash(domain::geo::HASH_LEN)),
-            geocell: location.map(|l| l.geohash(domain::geo::CELL_LEN)),
+            location: None,
+            geohash: None,
             status,
             favorite_count: 0,
             created_at: now.clone(),
             updated_at: now.clone(),
-        };
+        }
+        .locate(location);
         // As the stream processor leaves it: every index it is in now.
         let keys = <Listing as Entity>::DECL.item_keys(&listing.attrs()?)?;
         let item = item::with_keys(&listing, &keys)?;
@@ -184,7 +184,6 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         description: None,
         location: None,
         geohash: None,
-        geocell: None,
         status: ListingStatus::Sold,
         favorite_count: 0,
         created_at: now.to_owned(),

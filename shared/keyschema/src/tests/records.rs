@@ -80,14 +80,14 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                     category_id: c.clone(),
                     shard: n,
                     description: None,
-                    location: Some(at),
-                    geohash: Some(hash.clone()),
-                    geocell: Some(hash[..3].to_owned()),
+                    location: None,
+                    geohash: None,
                     status: st,
                     favorite_count: 0,
                     created_at: T.into(),
                     updated_at: T.into(),
-                };
+                }
+                .locate(Some(at));
                 let ids =
                     vec![l.to_string(), s.to_string(), st.to_string(), c.to_string(), format!("{:010}", p.cents())];
                 same(r, [ids, vec![n.to_string(), hash.clone(), hash[..3].to_owned()]].concat())
