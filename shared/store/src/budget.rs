@@ -14,9 +14,13 @@ tokio::task_local! {
     static DEADLINE: Option<SystemTime>;
 }
 
+/// The operation timeout (the client's): an operation, with its retries,
+/// gets this long.
+pub const OPERATION_TIMEOUT_MS: u64 = 5_000;
+
 /// What an operation needs left to start: its timeout and a margin for the
 /// answer to reach the caller.
-pub const RESERVE: Duration = Duration::from_millis(crate::client::OPERATION_TIMEOUT_MS + 500);
+pub const RESERVE: Duration = Duration::from_millis(OPERATION_TIMEOUT_MS + 500);
 
 /// The error an operation fails with when the budget cannot hold it.
 #[derive(Debug, thiserror::Error)]

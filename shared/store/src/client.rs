@@ -51,8 +51,7 @@ impl Endpoint {
     }
 }
 
-/// The operation timeout: an operation, with its retries, gets this long.
-pub const OPERATION_TIMEOUT_MS: u64 = 5_000;
+pub use crate::budget::OPERATION_TIMEOUT_MS;
 
 /// Timeouts: connecting is retried safely; an answer gets up to 5 s in all.
 /// There is deliberately no per-attempt timeout: retrying a write that timed

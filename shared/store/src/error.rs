@@ -8,12 +8,13 @@ use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
 
-use crate::tx::ActionName;
+/// A name for a transaction's action, such as `"guard"` or `"listing"`.
+pub type ActionName = std::borrow::Cow<'static, str>;
 
 /// Why one action of a cancelled transaction did not apply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cancellation {
-    /// The action's name, as given to the [`crate::tx::Transaction`].
+    /// The action's name, as given to the transaction.
     pub action: ActionName,
     /// DynamoDB's reason code (`ConditionalCheckFailed`,
     /// `TransactionConflict`, ...); `None` where the action was fine.

@@ -5,7 +5,6 @@
 //! every transaction carries a `ClientRequestToken`, so the SDK's retry of
 //! one that already committed succeeds instead of failing its conditions.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
@@ -158,8 +157,7 @@ impl Store {
     }
 }
 
-/// A name for a transaction's action, such as `"guard"` or `"stock:<id>"`.
-pub type ActionName = Cow<'static, str>;
+pub use crate::error::ActionName;
 
 /// A `TransactWriteItems` request whose actions carry names.
 #[derive(Debug)]
