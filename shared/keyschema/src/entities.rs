@@ -5,16 +5,10 @@
 //! processor's repairs, the docs and the Workbench model are derived from
 //! these (see [`crate::decl`]).
 
-use domain::model;
-
-use crate::records;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
-use crate::decl::{EntityDecl, IndexDecl, Keeper, Keeping, KeyDecl, SchemaError, BY_WRITE};
-use crate::key::ItemKeys;
+use crate::decl::{EntityDecl, IndexDecl, Keeper, Keeping, KeyDecl, BY_WRITE};
 use crate::table::{EntityType, Index};
-use crate::value::{attrs_of, Attrs};
+
+pub use crate::entity::{Entity, ReadAs};
 
 const fn key(index: Index, pk: &'static str, sk: &'static str) -> KeyDecl {
     KeyDecl { index, pk, sk }
@@ -345,59 +339,3 @@ pub const ALL: &[&EntityDecl] = &[
 pub fn of(entity: EntityType) -> Option<&'static EntityDecl> {
     ALL.iter().copied().find(|d| d.entity == entity)
 }
-
-/// An entity stored as one item: its record type and its declaration.
-pub trait Entity: Serialize + DeserializeOwned {
-    /// Its declaration.
-    const DECL: &'static EntityDecl;
-
-    /// Its stored fields.
-    fn attrs(&self) -> Result<Attrs, SchemaError> {
-        attrs_of(self).ok_or(SchemaError::NotAnObject(Self::DECL.entity))
-    }
-
-    /// The keys a write of it puts with it ([`EntityDecl::written_keys`]).
-    fn item_keys(&self) -> Result<ItemKeys, SchemaError> {
-        Self::DECL.written_keys(&self.attrs()?)
-    }
-}
-
-/// A type a read of an `E`'s item decodes into: `E` itself, or a part of it
-/// (a few of its fields, declared with `impl ReadAs<E> for Part`), or a
-/// JSON value (a cache of any item).
-pub trait ReadAs<E: Entity>: DeserializeOwned {}
-
-impl<E: Entity> ReadAs<E> for E {}
-
-impl<E: Entity> ReadAs<E> for serde_json::Value {}
-
-impl<E: Entity> ReadAs<E> for serde::de::IgnoredAny {}
-
-macro_rules! entities {
-    ($($record:path => $module:ident),+ $(,)?) => {
-        $(impl Entity for $record {
-            const DECL: &'static EntityDecl = &$module::ENTITY;
-        })+
-    };
-}
-
-entities!(
-    model::User => user,
-    records::EmailGuard => email_guard,
-    model::Listing => listing,
-    model::Order => order,
-    model::OrderItem => order_item,
-    model::Review => review,
-    model::Brand => brand,
-    model::Category => category,
-    model::Product => product,
-    model::Favorite => favorite,
-    records::FavoriteMarker => favorite_marker,
-    model::OrderMessage => order_message,
-    records::RatingMarker => rating_marker,
-    records::CategoryRating => category_rating,
-    records::CategoryRatingMarker => category_rating_marker,
-    records::Posting => posting,
-    records::IdempotencyRecord => idempotency,
-    records::Checkpoint => checkpoint,
-);

@@ -26,7 +26,7 @@ impl Key {
 
 /// The primary key of an item of entity `E` ([`crate::keys`] makes them):
 /// `Store::get` of it decodes an `E` (or a type that reads as one,
-/// [`crate::entities::ReadAs`]), so a key of one entity cannot read
+/// [`crate::ReadAs`]), so a key of one entity cannot read
 /// another's type. It is a [`Key`] everywhere else (`Deref`, `From`).
 pub struct EntityKey<E> {
     key: Key,

@@ -17,6 +17,8 @@ pub mod access;
 pub mod change;
 pub mod decl;
 pub mod entities;
+mod entity;
+mod error;
 pub mod key;
 pub mod keys;
 pub mod memory;
@@ -33,7 +35,7 @@ mod tests;
 
 pub use change::{Change, Cond};
 pub use decl::SchemaError;
-pub use entities::{Entity, ReadAs};
+pub use entity::{Entity, ReadAs};
 pub use key::{EntityKey, ItemKeys, Key};
 pub use query::{KeyQuery, SortKey};
 pub use table::{EntityType, Index};

@@ -130,6 +130,14 @@ macro_rules! conditioned {
     };
 }
 
+/// An action on the item with `key` under `condition` (a check, a delete).
+macro_rules! keyed {
+    ($builder:expr, $table:expr, $key:expr, $condition:expr) => {{
+        let e = Expression::default().condition($condition);
+        conditioned!($builder, $table, e).set_key(Some(key_item($key.as_ref()))).build().map_err(invalid)
+    }};
+}
+
 impl Store {
     /// One `UpdateItem`: the item as it is afterwards. A failed condition is
     /// `ConditionFailed` with the item as it was (`None` if it does not exist).
@@ -207,11 +215,7 @@ impl Transaction {
         key: &impl AsRef<Key>,
         condition: &[Cond],
     ) -> Result<&mut Self, StoreError> {
-        let e = Expression::default().condition(condition);
-        let check = conditioned!(ConditionCheck::builder(), &self.table, e)
-            .set_key(Some(key_item(key.as_ref())))
-            .build()
-            .map_err(invalid)?;
+        let check = keyed!(ConditionCheck::builder(), &self.table, key, condition)?;
         self.push(name, TransactWriteItem::builder().condition_check(check).build());
         Ok(self)
     }
@@ -235,11 +239,7 @@ impl Transaction {
         key: &impl AsRef<Key>,
         condition: &[Cond],
     ) -> Result<&mut Self, StoreError> {
-        let e = Expression::default().condition(condition);
-        let delete = conditioned!(Delete::builder(), &self.table, e)
-            .set_key(Some(key_item(key.as_ref())))
-            .build()
-            .map_err(invalid)?;
+        let delete = keyed!(Delete::builder(), &self.table, key, condition)?;
         self.push(name, TransactWriteItem::builder().delete(delete).build());
         Ok(self)
     }

@@ -24,6 +24,7 @@
 //! reach their floor). `--all` prints every partition.
 
 mod fanout_reads;
+mod kinds;
 mod requests;
 
 use std::collections::BTreeMap;
@@ -46,7 +47,7 @@ const MULTIPLES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Mix {
-    requests_per_second: BTreeMap<String, f64>,
+    requests_per_second: BTreeMap<kinds::Kind, f64>,
     hot_share: BTreeMap<String, f64>,
     /// The `listingShards` the hot category is created with (others: 1).
     hot_category_shards: u16,
@@ -134,8 +135,7 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
         let weight = rate / DRAWS as f64;
         for j in 0..DRAWS {
             let ids = ids_of(j, mix)?;
-            let actions =
-                requests::actions(kind, &ids, mix.item_kb, mix.page_items).map_err(|e| format!("{kind}: {e}"))?;
+            let actions = kind.actions(&ids, mix.item_kb, mix.page_items).map_err(|e| format!("{kind:?}: {e}"))?;
             for action in actions {
                 match action {
                     Action::Read { index, pk, items, kb, consistent, ttl, times } => {
