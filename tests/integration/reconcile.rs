@@ -482,3 +482,23 @@ async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
     job.await.unwrap().unwrap();
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
 }
+
+/// A measurement (run on its own): reconcile's items per second over a
+/// loaded table, unpaced, a full (writing) run then dry runs; medians.
+#[tokio::test]
+#[ignore = "a measurement: run on its own"]
+async fn reconcile_items_per_second() {
+    let t = loaded(40).await;
+    let mut rates = Vec::new();
+    for _ in 0..7 {
+        let report = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced() }).await;
+        assert!(report.complete);
+        rates.push(report.scanned as f64 / report.seconds);
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "reconcile dry runs: {:.0} items/s median (runs: {:?})",
+        rates[rates.len() / 2],
+        rates.iter().map(|r| r.round()).collect::<Vec<_>>()
+    );
+}

@@ -1,10 +1,11 @@
-//! Every access pattern of the design, each one request: a `GetItem` on a
-//! [`Key`] or a `Query` described by a [`KeyQuery`], built from the index
-//! declarations of [`crate::entities`] (the partition and the sort-key
-//! prefix from the leading composites given). The key condition of each
-//! pattern is written next to its name; [`crate::patterns::PATTERNS`]
-//! lists them for the docs and a test checks every function against its
-//! listed condition.
+//! The queries of the access patterns, each one request described by a
+//! [`KeyQuery`] and built from the index declarations of
+//! [`crate::entities`] (the partition and the sort-key prefix from the
+//! leading composites given); a pattern that is a `GetItem` reads a key of
+//! [`crate::keys`]. The registry, [`crate::patterns::PATTERNS`], names each
+//! pattern and renders its key condition into docs/key-schema.md; the key
+//! templates these comments restate are checked against the declarations
+//! (tools/docs, `doc_comments`).
 
 use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, UserId};
 use domain::values::{ListingStatus, OrderStatus};

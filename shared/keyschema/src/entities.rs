@@ -1,9 +1,10 @@
 //! One declaration per entity: its primary key and every index it joins,
 //! each named after the access pattern it serves, with its templates, when
-//! it is sparse, and who keeps it. Every key string of the design is
-//! written here and nowhere else; keys, queries, key moves, the stream
-//! processor's repairs, the docs and the Workbench model are derived from
-//! these (see [`crate::decl`]).
+//! it is sparse, and who keeps it. Every key template of the design is
+//! declared here; keys, queries, key moves, the stream processor's
+//! repairs, the docs and the Workbench model are derived from these (see
+//! [`crate::decl`]), and a template restated in a doc comment is checked
+//! against them (tools/docs, `doc_comments`).
 
 use crate::decl::{EntityDecl, IndexDecl, Keeper, Keeping, KeyDecl, BY_WRITE};
 use crate::table::{EntityType, Index};
