@@ -1,6 +1,7 @@
 //! Words for search: a title's words and a query's, folded the same way
-//! (Unicode compatibility decomposition, accents dropped, lowercase; any
-//! character that is not a letter or a digit separates words), and what a
+//! ([`fold`]: Unicode compatibility decomposition, full case folding, the
+//! accents of Latin, Greek and Cyrillic letters dropped; any character that
+//! is not a letter, a digit or a kept mark separates words), and what a
 //! query asks of a title.
 //!
 //! A title is searchable by its *indexed words*: its distinct folded words
@@ -20,6 +21,7 @@ use std::collections::BTreeSet;
 
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
+use unicode_script::{Script, UnicodeScript};
 
 /// The 25 most frequent English words (wordfreq's `top_n_list("en", 25)`):
 /// neither indexed nor required. Each is in 2-22% of the titles of the test
@@ -38,24 +40,51 @@ pub const MAX_QUERY_CHARS: usize = 100;
 /// Most words in a query: runs between ASCII separators (stop words
 /// included; a run may fold into several words).
 pub const MAX_QUERY_WORDS: usize = 6;
-/// A folded word is cut to this many characters (in titles and queries
-/// alike): compatibility decomposition can make one character 18 bytes
-/// (`㌖` is `キロメートル`), and a key holds at most 2,048.
-pub const MAX_WORD_CHARS: usize = 64;
+/// A folded word is cut to at most this many bytes (at a character
+/// boundary; in titles and queries alike): compatibility decomposition can
+/// make one character 18 bytes (`㌖` is `キロメートル`).
+pub const MAX_WORD_BYTES: usize = 32;
 /// A title is indexed by its first this many distinct indexed words (at
 /// most 4 postings each).
 pub const MAX_INDEXED_WORDS: usize = 24;
+/// ... and by no more words than fit this many bytes together: each
+/// posting carries them all (`words`), so a posting stays under 1 KB (one
+/// write unit) whatever the title.
+pub const MAX_INDEXED_BYTES: usize = 200;
 /// Most posting lists a page reads in its first round: the prefix's and
 /// the longest required words' (any one list holds every match).
 pub const MAX_LISTS: usize = 6;
 
-/// A text's words, folded, in order (repeats kept).
+/// Whether a combining mark on a letter of `script` is an accent (dropped):
+/// Latin, Greek and Cyrillic. Any other script's marks (Indic and Thai vowel
+/// signs, Japanese dakuten) are part of the word. Marks are of the
+/// Inherited script, so the base letter decides.
+fn is_accent_of(script: Script) -> bool {
+    matches!(script, Script::Latin | Script::Greek | Script::Cyrillic)
+}
+
+/// A text's words, folded, in order (repeats kept): compatibility
+/// decomposition (ligatures, widths, `㌖`), Unicode full case folding
+/// (`Σ`, `ς` and `σ` alike; `ß` is `ss`), decomposed again, then a
+/// combining mark dropped when its base letter is Latin, Greek or Cyrillic
+/// and kept in the word otherwise; each word cut to [`MAX_WORD_BYTES`].
 pub fn fold(text: &str) -> Vec<String> {
+    let decomposed: String = text.nfkd().collect();
+    let folded: String = caseless::default_case_fold_str(&decomposed).nfkd().collect();
     let mut words = Vec::new();
     let mut word = String::new();
-    for c in text.nfkd().filter(|c| !is_combining_mark(*c)) {
+    let mut base = Script::Common;
+    for c in folded.chars() {
+        if is_combining_mark(c) {
+            // A mark on a letter of a word: kept unless an accent.
+            if !word.is_empty() && !is_accent_of(base) {
+                word.push(c);
+            }
+            continue;
+        }
+        base = c.script();
         if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
+            word.push(c);
         } else if !word.is_empty() {
             words.push(std::mem::take(&mut word));
         }
@@ -64,9 +93,11 @@ pub fn fold(text: &str) -> Vec<String> {
         words.push(word);
     }
     for w in &mut words {
-        if let Some((at, _)) = w.char_indices().nth(MAX_WORD_CHARS) {
-            w.truncate(at);
+        let mut at = MAX_WORD_BYTES.min(w.len());
+        while !w.is_char_boundary(at) {
+            at -= 1;
         }
+        w.truncate(at);
     }
     words
 }
@@ -77,14 +108,19 @@ pub fn is_stop_word(word: &str) -> bool {
 }
 
 /// A title's indexed words: distinct, folded, no stop words, the first
-/// [`MAX_INDEXED_WORDS`] of them.
+/// [`MAX_INDEXED_WORDS`] of them that fit [`MAX_INDEXED_BYTES`] together
+/// (a space between two).
 pub fn indexed(title: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    let mut bytes = 0;
     for w in fold(title).into_iter().filter(|w| !is_stop_word(w)) {
-        if out.len() == MAX_INDEXED_WORDS {
+        if out.len() == MAX_INDEXED_WORDS || bytes + w.len() > MAX_INDEXED_BYTES {
             break;
         }
-        out.insert(w);
+        if !out.contains(&w) {
+            bytes += w.len() + 1;
+            out.insert(w);
+        }
     }
     out
 }
@@ -209,10 +245,32 @@ mod tests {
     fn folding_drops_accents_and_case_and_splits_at_punctuation() {
         assert_eq!(
             fold("Céramique BLEUE, l'été—ﬁne n°5 Straße"),
-            ["ceramique", "bleue", "l", "ete", "fine", "n", "5", "straße"]
+            ["ceramique", "bleue", "l", "ete", "fine", "n", "5", "strasse"]
         );
         assert_eq!(fold("  ...  "), Vec::<String>::new());
         assert_eq!(fold("Ǆemal ÅNGSTRÖM"), ["dzemal", "angstrom"]);
+    }
+
+    /// Issue 31: lowercasing is not case folding (final sigma), and a
+    /// script's vowel signs are letters of its words, not accents.
+    #[test]
+    fn case_folding_and_only_accents_of_latin_greek_and_cyrillic_dropped() {
+        let same = |a: &str, b: &str| assert_eq!(fold(a), fold(b), "{a} ~ {b}");
+        let differ = |a: &str, b: &str| assert_ne!(fold(a), fold(b), "{a} !~ {b}");
+        same("ΟΔΟΣ", "Οδός");
+        same("οδος", "ΟΔΟΣ");
+        assert!(Query::parse("ΟΔΟΣ").unwrap().matches(&indexed("Οδός Αθηνών")));
+        assert!(Query::parse("οδος").unwrap().matches(&indexed("ΟΔΟΣ ΠΑΤΗΣΙΩΝ")));
+        same("Straße", "STRASSE");
+        same("Ёлка", "елка");
+        differ("कुतुब", "किताब");
+        differ("कोताबे", "किताब");
+        differ("หนงสอ", "หนังสือ");
+        assert!(!Query::parse("หนงสอ").unwrap().matches(&indexed("หนังสือ")));
+        assert!(Query::parse("หนังสือ").unwrap().matches(&indexed("หนังสือ เก่า")));
+        differ("が", "か");
+        same("が", "か\u{3099}");
+        assert_eq!(fold("หนังสือ").len(), 1, "a tone or vowel mark does not split a Thai word");
     }
 
     #[test]
@@ -255,11 +313,14 @@ mod tests {
         assert!(long.chars().count() <= 200);
         let words = indexed(&long);
         let word = words.iter().next().unwrap();
-        assert_eq!(word.chars().count(), MAX_WORD_CHARS);
-        assert!(word.len() <= 4 * MAX_WORD_CHARS, "a key part of at most 256 bytes");
+        assert!(word.len() <= MAX_WORD_BYTES && word.len() > MAX_WORD_BYTES - 4, "{word}: cut at a character");
         assert!(Query::parse(&"㌖".repeat(30)).unwrap().matches(&words), "cut alike in queries");
         let many: String = (0..60).map(|i| format!("w{i} ")).collect();
         assert_eq!(indexed(&many).len(), MAX_INDEXED_WORDS);
+        // Words that expand: as many as fit the bytes of a posting.
+        let expanding: String = (0..16).map(|i| format!("㌖{i} ")).collect();
+        let words = indexed(&expanding);
+        assert!(words.iter().map(|w| w.len() + 1).sum::<usize>() <= MAX_INDEXED_BYTES, "{words:?}");
         // One run (NBSP folds to a space) of many words.
         let q: String = (0..20).map(|i| format!("x{i}\u{a0}")).collect::<String>() + "end";
         let q = Query::parse(&q).unwrap();
