@@ -35,7 +35,10 @@ async fn put_reviews(t: &TestTable, users: &[UserId], n: usize, category: Option
         let review = Review {
             review_id: ReviewId::from_ulid(Ulid::from_parts(at, (i as u128) << 8 | 7)),
             reviewed_user_id: users[i % users.len()].clone(),
-            author_id: "bob".parse().unwrap(),
+            // One author each: every review is the first of its pair and
+            // week, so each counts (tests/integration/pair_ratings.rs has
+            // the rule).
+            author_id: format!("author-{i}").parse().unwrap(),
             order_id: OrderId::from_ulid(Ulid::from_parts(at, i as u128)),
             category_id: match category {
                 Some(c) => Some(c.parse().unwrap()),

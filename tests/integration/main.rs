@@ -17,6 +17,7 @@ mod local_stack_http;
 mod messages;
 mod near;
 mod orders;
+mod pair_ratings;
 mod price;
 mod reconcile;
 mod redrive;

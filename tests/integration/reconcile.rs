@@ -467,6 +467,7 @@ async fn a_favorite_removed_while_the_job_counts_it_is_not_counted() {
     let instance = Instance {
         marker: keyschema::keys::favorite_marker(&bob, &id).unwrap().into_key(),
         base: keyschema::keys::favorite(&bob, &id).unwrap().into_key(),
+        member: None,
     };
     // The job's write waits; the favorite is removed and its removal handled.
     faults.delay_through(&integration_tests::delaying_proxy(integration_tests::faults::DELAY).await);

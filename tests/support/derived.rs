@@ -1,7 +1,8 @@
 //! What is derived from the base items, recomputed from a consistent scan
 //! of the whole table, and compared with what the table holds: every
 //! item's index keys (its declaration), every user's rating aggregates (the
-//! reviews about them), every category's rating (the reviews naming it),
+//! first review of each author about them in each ISO week), every
+//! category's rating (the same of the reviews naming it),
 //! every listing's favorite count (its favorites), every search posting
 //! (the titles of the active listings), and
 //! every marker (counted with the base item's weight and version while the
@@ -13,7 +14,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use domain::model::{Favorite, Listing, Review, User};
 use keyschema::decl::Keeper;
 use keyschema::entities;
-use keyschema::records::{CategoryRating, CategoryRatingMarker, FavoriteMarker, MarkerState, Posting, RatingMarker};
+use keyschema::records::{CategoryRating, CategoryRatingSlot, FavoriteMarker, MarkerState, Posting, RatingSlot, Slot};
 use keyschema::table::EntityType;
 use store::Store;
 
@@ -71,21 +72,32 @@ pub async fn differences(store: &Store) -> Vec<String> {
             ));
         }
     }
-    // What each aggregate should hold, and each marker.
-    let mut ratings: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    let mut rating_markers: BTreeMap<String, u32> = BTreeMap::new();
-    let mut category_ratings: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    let mut category_markers: BTreeMap<String, u32> = BTreeMap::new();
+    // What each aggregate should hold, and each slot: of one author's
+    // reviews of one user in one ISO week (and, for a category, in it), the
+    // first counts.
+    type Slots = BTreeMap<(String, String, String, String), BTreeMap<String, u32>>;
+    let mut user_slots: Slots = BTreeMap::new();
+    let mut category_slots: Slots = BTreeMap::new();
     for review in by_type(EntityType::Review).map(of::<Review>) {
-        let e = ratings.entry(review.reviewed_user_id.to_string()).or_default();
-        *e = (e.0 + i64::from(review.rating), e.1 + 1);
-        rating_markers.insert(review.review_id.to_string(), u32::from(review.rating));
+        let week = derived::aggregates::week_of(&review.review_id);
+        let (reviewed, author) = (review.reviewed_user_id.to_string(), review.author_id.to_string());
+        let (id, rating) = (review.review_id.to_string(), u32::from(review.rating));
+        let key = (String::new(), reviewed.clone(), author.clone(), week.clone());
+        user_slots.entry(key).or_default().insert(id.clone(), rating);
         if let Some(category) = &review.category_id {
-            let e = category_ratings.entry(category.to_string()).or_default();
-            *e = (e.0 + i64::from(review.rating), e.1 + 1);
-            category_markers.insert(review.review_id.to_string(), u32::from(review.rating));
+            category_slots.entry((category.to_string(), reviewed, author, week)).or_default().insert(id, rating);
         }
     }
+    let sums = |slots: &Slots, by_category: bool| {
+        let mut out: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+        for ((category, reviewed, _, _), reviews) in slots {
+            let (_, first) = reviews.iter().next().expect("a slot of reviews");
+            let e = out.entry(if by_category { category.clone() } else { reviewed.clone() }).or_default();
+            *e = (e.0 + i64::from(*first), e.1 + 1);
+        }
+        out
+    };
+    let (ratings, category_ratings) = (sums(&user_slots, false), sums(&category_slots, true));
     let mut held_categories = BTreeSet::new();
     for rating in by_type(EntityType::CategoryRating).map(of::<CategoryRating>) {
         held_categories.insert(rating.category_id.to_string());
@@ -104,22 +116,33 @@ pub async fn differences(store: &Store) -> Vec<String> {
             .filter(|c| !held_categories.contains(*c))
             .map(|c| format!("category {c} has no rating item")),
     );
+    // Each slot holds exactly the reviews of its pair and week still there.
+    let reviews_of = |slot: &Slot| slot.reviews.iter().map(|(id, w)| (id.to_string(), *w)).collect::<BTreeMap<_, _>>();
     let mut seen = BTreeSet::new();
-    for m in by_type(EntityType::CategoryRatingMarker).map(of::<CategoryRatingMarker>) {
-        seen.insert(m.review_id.to_string());
-        match category_markers.get(&m.review_id.to_string()) {
-            Some(w) if (m.state, m.weight) != (MarkerState::Counted, *w) => {
-                out.push(format!("category rating marker {} is {:?}", m.review_id, m.state))
-            }
-            None if m.state == MarkerState::Counted => {
-                out.push(format!("category rating marker {} counts a gone review", m.review_id))
-            }
-            _ => {}
+    for m in by_type(EntityType::RatingSlot).map(of::<RatingSlot>) {
+        let key = (String::new(), m.reviewed_user_id.to_string(), m.author_id.to_string(), m.week.clone());
+        let want = user_slots.get(&key).cloned().unwrap_or_default();
+        if reviews_of(&m.slot) != want {
+            out.push(format!("rating slot {key:?} holds {:?}, its reviews are {want:?}", m.slot.reviews));
         }
+        seen.insert(key);
+    }
+    out.extend(user_slots.keys().filter(|k| !seen.contains(*k)).map(|k| format!("reviews {k:?} have no slot")));
+    let mut seen = BTreeSet::new();
+    for m in by_type(EntityType::CategoryRatingSlot).map(of::<CategoryRatingSlot>) {
+        let key = (m.category_id.to_string(), m.reviewed_user_id.to_string(), m.author_id.to_string(), m.week.clone());
+        let want = category_slots.get(&key).cloned().unwrap_or_default();
+        if reviews_of(&m.slot) != want {
+            out.push(format!("category rating slot {key:?} holds {:?}, its reviews are {want:?}", m.slot.reviews));
+        }
+        seen.insert(key);
     }
     out.extend(
-        category_markers.keys().filter(|r| !seen.contains(*r)).map(|r| format!("review {r} has no category marker")),
+        category_slots.keys().filter(|k| !seen.contains(*k)).map(|k| format!("category reviews {k:?} have no slot")),
     );
+    for retired in [EntityType::RatingMarker, EntityType::CategoryRatingMarker] {
+        out.extend(by_type(retired).map(|i| format!("a retired marker is left: {} {}", s(i, "pk"), s(i, "sk"))));
+    }
     let mut favorites: BTreeMap<String, i64> = BTreeMap::new();
     let mut favorite_markers: BTreeMap<(String, String), String> = BTreeMap::new();
     for favorite in by_type(EntityType::Favorite).map(of::<Favorite>) {
@@ -140,19 +163,6 @@ pub async fn differences(store: &Store) -> Vec<String> {
             out.push(format!("listing {} holds {} favorites, has {want}", listing.listing_id, listing.favorite_count));
         }
     }
-    let mut seen = BTreeSet::new();
-    for m in by_type(EntityType::RatingMarker).map(of::<RatingMarker>) {
-        let want = rating_markers.get(&m.review_id.to_string()).map(|w| (MarkerState::Counted, *w));
-        seen.insert(m.review_id.to_string());
-        match want {
-            Some(w) if (m.state, m.weight) != w => out.push(format!("rating marker {} is {:?}", m.review_id, m.state)),
-            None if m.state == MarkerState::Counted => {
-                out.push(format!("rating marker {} counts a gone review", m.review_id))
-            }
-            _ => {}
-        }
-    }
-    out.extend(rating_markers.keys().filter(|r| !seen.contains(*r)).map(|r| format!("review {r} has no marker")));
     let mut seen = BTreeSet::new();
     for m in by_type(EntityType::FavoriteMarker).map(of::<FavoriteMarker>) {
         let key = (m.user_id.to_string(), m.listing_id.to_string());

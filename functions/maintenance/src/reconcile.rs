@@ -31,7 +31,7 @@ use derived::aggregates::settle::{self, check_aggregate};
 use derived::aggregates::{self, Aggregate, Instance};
 use derived::index_keys::KeysOf;
 use derived::postings::{self, Named, Settled};
-use derived::{DerivedError, Image};
+use derived::{Body, DerivedError, Image};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::decl::Keeper;
 use keyschema::Key;
@@ -247,7 +247,7 @@ async fn repair_keys_of(run: &Run<'_>, mut keys: KeysOf) -> Result<KeyRepair, St
             Err(e) => return Err(e),
         }
         match run.store.batch_get_items(std::slice::from_ref(&keys.key), true).await?.pop() {
-            Some(now) => keys.image.attrs = store::item::attrs(&now),
+            Some(now) => keys.attrs = store::item::attrs(&now),
             None => return Ok(KeyRepair::Moved),
         }
     }
@@ -270,33 +270,39 @@ fn unreadable(run: &Run<'_>, e: DerivedError) -> Result<(), StoreError> {
 
 /// Pass 1 over one page: search postings, reviews' categories, index keys,
 /// then the instances and markers, by aggregate.
-async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreError> {
-    settle_postings(run, &items).await?;
-    for done in crate::review_categories::backfill(run.store, &run.pacer, &mut items, run.options.dry_run).await? {
+async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
+    // Each item parsed once, with its primary key.
+    let mut images: Vec<(Key, Image)> =
+        items.iter().filter_map(|i| Some((store::item::key_of(i)?, Image::of_item(i)?))).collect();
+    settle_postings(run, &images).await?;
+    for done in crate::review_categories::backfill(run.store, &run.pacer, &mut images, run.options.dry_run).await? {
         let (kind, tally) = done.tally(run.options.dry_run);
         run.tally(kind, tally);
     }
     let mut groups: BTreeMap<Key, (Aggregate, Vec<Instance>)> = BTreeMap::new();
-    let mut add = |aggregate: Aggregate, instance: Instance| {
-        groups.entry(aggregate.key.clone()).or_insert_with(|| (aggregate, Vec::new())).1.push(instance);
+    let mut add = |aggregate: Aggregate, instances: Vec<Instance>| {
+        groups.entry(aggregate.key.clone()).or_insert_with(|| (aggregate, Vec::new())).1.extend(instances);
     };
-    for item in &items {
-        let (Some(image), Some(key)) = (Image::of_item(item), store::item::key_of(item)) else { continue };
-        match KeysOf::of(&image, Keeper::Both) {
+    for (key, image) in &images {
+        if image.body == Body::Retired {
+            retire(run, key).await?;
+            continue;
+        }
+        match KeysOf::of(image, Keeper::Both) {
             Ok(Some(keys)) => repair_keys(run, keys).await?,
             Ok(None) => {}
             Err(e) => unreadable(run, e)?,
         }
-        match aggregates::counts_of(&image, true) {
+        match aggregates::counts_of(image, true) {
             Ok(counts) => {
                 for c in counts {
-                    add(c.aggregate, Instance { marker: c.marker, base: key.clone() });
+                    add(c.aggregate, vec![Instance { marker: c.marker, base: key.clone(), member: c.member }]);
                 }
             }
             Err(e) => unreadable(run, e)?,
         }
-        match aggregates::marker_of(&image) {
-            Ok(Some((aggregate, instance))) => add(aggregate, instance),
+        match aggregates::marker_of(image) {
+            Ok(Some((aggregate, instances))) => add(aggregate, instances),
             Ok(None) => {}
             Err(e) => unreadable(run, e)?,
         }
@@ -325,12 +331,26 @@ async fn settle_page(run: &Run<'_>, mut items: Vec<Item>) -> Result<(), StoreErr
     Ok(())
 }
 
+/// Deletes a marker of a retired kind (a per-review rating marker: slots
+/// replaced them; the aggregates pass then sets each aggregate to its
+/// slots' sum).
+async fn retire(run: &Run<'_>, key: &Key) -> Result<(), StoreError> {
+    if run.options.dry_run {
+        run.tally(Kind::Retired, Tally::found(1));
+        return Ok(());
+    }
+    let _unit = run.pacer.admit().await;
+    run.store.delete(key).await?;
+    run.tally(Kind::Retired, Tally::repaired(1));
+    Ok(())
+}
+
 /// The page's search postings: its listings', and its postings' listings'
 /// where a posting is not as its listing would have it.
-async fn settle_postings(run: &Run<'_>, items: &[Item]) -> Result<(), StoreError> {
+async fn settle_postings(run: &Run<'_>, images: &[(Key, Image)]) -> Result<(), StoreError> {
     let mut named = Named::default();
-    for image in items.iter().filter_map(Image::of_item) {
-        named.add(&image);
+    for (_, image) in images {
+        named.add(image);
     }
     let to_settle = {
         let _unit = run.pacer.admit().await;

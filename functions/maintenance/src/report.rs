@@ -22,6 +22,8 @@ pub enum Kind {
     Markers(AggregateKind),
     /// A kind of aggregate against its markers.
     Aggregate(AggregateKind),
+    /// Markers of a retired kind (per-review rating markers), deleted.
+    Retired,
     /// Items that do not decode: left as they are, reported.
     Unreadable,
 }
@@ -34,6 +36,7 @@ impl fmt::Display for Kind {
             Kind::ReviewCategories => f.write_str("review categories"),
             Kind::Markers(kind) => write!(f, "markers: {kind}"),
             Kind::Aggregate(kind) => write!(f, "aggregate: {kind}"),
+            Kind::Retired => f.write_str("retired markers"),
             Kind::Unreadable => f.write_str("unreadable items"),
         }
     }

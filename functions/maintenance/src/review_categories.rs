@@ -11,7 +11,8 @@ use derived::{Body, Image};
 use domain::ids::CategoryId;
 use domain::model::{Listing, Order, Review};
 use keyschema::write;
-use store::{Item, Store, StoreError};
+use keyschema::Key;
+use store::{Store, StoreError};
 
 use crate::pace::Pacer;
 use crate::report::{Kind, Tally};
@@ -39,21 +40,22 @@ impl Backfill {
     }
 }
 
-/// The reviews of `items` that should name a category and do not: each is
-/// given it, and its item in `items` updated to match (so that its markers
-/// are settled with it). Two `GetItem`s and an `UpdateItem` per review, once.
+/// The reviews of `images` that should name a category and do not: each is
+/// given it, and its image updated to match (so that its markers are
+/// settled with it). Two `GetItem`s and an `UpdateItem` per review, once.
 pub async fn backfill(
     store: &Store,
     pacer: &Pacer,
-    items: &mut [Item],
+    images: &mut [(Key, Image)],
     dry_run: bool,
 ) -> Result<Vec<Backfill>, StoreError> {
     let mut out = Vec::new();
-    for item in items.iter_mut() {
-        if item.contains_key(write::attr::CATEGORY_ID) {
+    for (_, image) in images.iter_mut() {
+        let Body::Review(review) = &image.body else { continue };
+        if review.category_id.is_some() {
             continue;
         }
-        let Some(Image { body: Body::Review(review), .. }) = Image::of_item(item) else { continue };
+        let review = review.clone();
         let category = {
             let _unit = pacer.admit().await;
             match category_of(store, &review).await {
@@ -74,7 +76,9 @@ pub async fn backfill(
         let _unit = pacer.admit().await;
         match store.update(&change).await {
             Ok(now) => {
-                *item = now;
+                if let Some(now) = Image::of_item(&now) {
+                    *image = now;
+                }
                 out.push(Backfill::Given);
             }
             Err(e) if e.is_conditional_check_failed() => out.push(Backfill::Moved),

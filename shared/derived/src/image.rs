@@ -7,8 +7,8 @@ use std::str::FromStr;
 
 use aws_lambda_events::dynamodb::EventRecord;
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Favorite, Listing, Review};
-use keyschema::records::{CategoryRatingMarker, FavoriteMarker, Posting, RatingMarker};
+use domain::model::{Favorite, ListingStatus, Review};
+use keyschema::records::{CategoryRatingSlot, FavoriteMarker, Posting, RatingSlot};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::{Attrs, Value};
 
@@ -37,11 +37,25 @@ impl FromStr for Event {
     }
 }
 
+/// What the derivations read of a listing: what it is found by.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingImage {
+    /// Its id.
+    pub listing_id: ListingId,
+    /// Its title (its search terms).
+    pub title: String,
+    /// active, sold or removed.
+    pub status: ListingStatus,
+    /// Its category.
+    pub category_id: CategoryId,
+}
+
 /// An entity decoded as far as the derivations read it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
     /// A listing: its postings, its favorite count, its index keys.
-    Listing(Box<Listing>),
+    Listing(ListingImage),
     /// A review: counted into its user's and its category's ratings.
     Review(Box<Review>),
     /// A favorite: counted into its listing's favorite count.
@@ -50,10 +64,13 @@ pub enum Body {
     User(UserId),
     /// A category's rating item: holds the category's aggregate.
     CategoryRating(CategoryId),
-    /// The marker of a review in its user's ratings.
-    RatingMarker(RatingMarker),
-    /// The marker of a review in its category's rating.
-    CategoryRatingMarker(CategoryRatingMarker),
+    /// An author's reviews of a user in one week, in the user's ratings.
+    RatingSlot(RatingSlot),
+    /// The same in a category's rating.
+    CategoryRatingSlot(CategoryRatingSlot),
+    /// A marker of a retired kind (per-review rating markers): reconcile
+    /// deletes it.
+    Retired,
     /// The marker of a user's favorite of a listing.
     FavoriteMarker(FavoriteMarker),
     /// A search posting.
@@ -70,11 +87,10 @@ pub enum Body {
 pub struct Image {
     /// Its entity, parsed once from `entityType`.
     pub entity: EntityType,
-    /// Its scalar attributes, key attributes included (what index keys
-    /// derive from).
-    pub attrs: Attrs,
     /// The entity, decoded.
     pub body: Body,
+    /// The item as it came.
+    item: serde_dynamo::Item,
 }
 
 fn decode<T: serde::de::DeserializeOwned>(item: &serde_dynamo::Item) -> Result<T, String> {
@@ -103,18 +119,19 @@ impl Image {
             _ => return None,
         };
         let body = match entity {
-            EntityType::Listing => decode(item).map(|l| Body::Listing(Box::new(l))),
+            EntityType::Listing => decode(item).map(Body::Listing),
             EntityType::Review => decode(item).map(|r| Body::Review(Box::new(r))),
             EntityType::Favorite => decode(item).map(Body::Favorite),
             EntityType::User => decode(item).map(|u: UserRef| Body::User(u.user_id)),
             EntityType::CategoryRating => decode(item).map(|c: CategoryRef| Body::CategoryRating(c.category_id)),
-            EntityType::RatingMarker => decode(item).map(Body::RatingMarker),
-            EntityType::CategoryRatingMarker => decode(item).map(Body::CategoryRatingMarker),
+            EntityType::RatingSlot => decode(item).map(Body::RatingSlot),
+            EntityType::CategoryRatingSlot => decode(item).map(Body::CategoryRatingSlot),
+            EntityType::RatingMarker | EntityType::CategoryRatingMarker => Ok(Body::Retired),
             EntityType::FavoriteMarker => decode(item).map(Body::FavoriteMarker),
             EntityType::Posting => decode(item).map(Body::Posting),
             _ => Ok(Body::Keys),
         };
-        Some(Image { entity, attrs: attrs(item), body: body.unwrap_or_else(Body::Unreadable) })
+        Some(Image { entity, body: body.unwrap_or_else(Body::Unreadable), item: item.clone() })
     }
 
     /// Parses a scanned or read item.
@@ -122,19 +139,20 @@ impl Image {
         Image::parse(&serde_dynamo::Item::from(item.clone()))
     }
 
-    /// The listing it is, if it is one that decodes.
-    pub fn listing(&self) -> Option<&Listing> {
-        match &self.body {
-            Body::Listing(l) => Some(l),
-            _ => None,
-        }
+    /// Its scalar attributes, key attributes included (what index keys
+    /// derive from), read from the item when asked.
+    pub fn attrs(&self) -> Attrs {
+        attrs(&self.item)
     }
 
     /// The listing id of a listing image (decoded or not: from its attributes).
     pub fn listing_id(&self) -> Option<ListingId> {
         match (&self.body, self.entity) {
             (Body::Listing(l), _) => Some(l.listing_id),
-            (_, EntityType::Listing) => self.attrs.get("listingId").and_then(|v| v.text().parse().ok()),
+            (_, EntityType::Listing) => match self.item.get("listingId") {
+                Some(serde_dynamo::AttributeValue::S(id)) => id.parse().ok(),
+                _ => None,
+            },
             _ => None,
         }
     }

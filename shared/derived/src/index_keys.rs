@@ -10,7 +10,7 @@
 //! its condition and changes nothing.
 
 use keyschema::decl::{EntityDecl, Keeper};
-use keyschema::{entities, Change, Key};
+use keyschema::{entities, Attrs, Change, Key};
 use store::Store;
 
 use crate::image::{Image, Record};
@@ -37,8 +37,8 @@ pub struct KeysOf {
     pub decl: &'static EntityDecl,
     /// Its primary key.
     pub key: Key,
-    /// The image that decides (the item's latest).
-    pub image: Image,
+    /// The attributes of the image that decides (the item's latest).
+    pub attrs: Attrs,
 }
 
 impl KeysOf {
@@ -53,12 +53,13 @@ impl KeysOf {
         if !kept {
             return Ok(None);
         }
+        let attrs = image.attrs();
         let key = decl
-            .item_keys(&image.attrs)
+            .item_keys(&attrs)
             .map_err(|_| DerivedError::malformed("an image without its primary key"))?
             .table()
             .clone();
-        Ok(Some(KeysOf { decl, key, image: image.clone() }))
+        Ok(Some(KeysOf { decl, key, attrs }))
     }
 
     /// The keys a stream record asks the stream processor to keep: those of
@@ -72,7 +73,7 @@ impl KeysOf {
 
     /// The conditional write `keeper`'s part needs; `None` if the keys are right.
     pub fn repair(&self, keeper: Keeper) -> Result<Option<Change>, DerivedError> {
-        Ok(self.decl.repair(&self.image.attrs, keeper)?)
+        Ok(self.decl.repair(&self.attrs, keeper)?)
     }
 
     /// Sends the repair `keeper`'s part needs.

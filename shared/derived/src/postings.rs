@@ -29,7 +29,7 @@ use keyschema::records::Posting;
 use keyschema::{keys, Key};
 use store::{Store, StoreError};
 
-use crate::image::{Body, Event, Image, Record};
+use crate::image::{Body, Event, Image, ListingImage, Record};
 use crate::DerivedError;
 
 /// A listing whose postings a record may change, and every term its
@@ -42,12 +42,7 @@ pub struct Touched {
     pub terms: BTreeSet<String>,
 }
 
-/// What a listing is found by.
-fn found_by(l: &Listing) -> (&ListingId, &str, &domain::model::ListingStatus, &domain::ids::CategoryId) {
-    (&l.listing_id, &l.title, &l.status, &l.category_id)
-}
-
-fn terms(l: &Listing) -> BTreeSet<String> {
+fn terms(l: &ListingImage) -> BTreeSet<String> {
     domain::words::terms(&domain::words::indexed(&l.title)).iter().map(|t| t.key()).collect()
 }
 
@@ -58,17 +53,18 @@ impl Touched {
     pub fn of_record(record: &Record) -> Result<Option<Touched>, DerivedError> {
         let listing = |image: &Option<Image>| match image {
             Some(i) if i.entity == keyschema::table::EntityType::Listing => match &i.body {
-                Body::Listing(l) => Ok(Some((**l).clone())),
+                Body::Listing(l) => Ok(Some(l.clone())),
                 _ => Err(i.unreadable().unwrap_or_else(|| DerivedError::malformed("listing image"))),
             },
             _ => Ok(None),
         };
-        let images: Vec<Listing> = match record.event {
+        let images: Vec<ListingImage> = match record.event {
             Event::Insert => listing(&record.new)?.into_iter().collect(),
             Event::Remove => listing(&record.old)?.into_iter().collect(),
             Event::Modify => match (listing(&record.old), listing(&record.new)) {
                 (Err(e), Err(_)) => return Err(e),
-                (Ok(Some(o)), Ok(Some(n))) if found_by(&o) == found_by(&n) => Vec::new(),
+                // Not a change of what it is found by.
+                (Ok(Some(o)), Ok(Some(n))) if o == n => Vec::new(),
                 (o, n) => o.ok().flatten().into_iter().chain(n.ok().flatten()).collect(),
             },
         };

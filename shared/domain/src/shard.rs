@@ -62,9 +62,16 @@ pub const BROWSE_FIRST_ROUND: usize = 6;
 /// category's reviews write here, not into its aggregate's partition).
 pub const CATEGORY_RATING_MARKER_SHARDS: u16 = 10;
 
-/// The marker shard of a review in its category: from its ULID's random bits.
+/// The marker shard of a review in its category (the retired per-review
+/// markers): from its ULID's random bits.
 pub fn category_rating_marker_shard(id: &ReviewId) -> u16 {
     (id.ulid().random() % u128::from(CATEGORY_RATING_MARKER_SHARDS)) as u16
+}
+
+/// The shard of an author's rating slots in a category: from the author's
+/// id (as [`favorite_marker_shard`]), so one pair's slot is always in one.
+pub fn category_rating_slot_shard(author: &UserId) -> u16 {
+    favorite_marker_shard(author) % CATEGORY_RATING_MARKER_SHARDS
 }
 
 #[cfg(test)]

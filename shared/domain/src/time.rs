@@ -77,6 +77,19 @@ fn days_in_month(y: u64, m: u64) -> u64 {
     }
 }
 
+/// The ISO 8601 week (UTC) of an instant in epoch milliseconds, as
+/// `YYYY-Www` (`2026-W48`): weeks begin on Monday, and week 1 of a year is
+/// the week of its first Thursday (so 3 January 2021 is in `2020-W53`).
+pub fn iso_week(ms: u64) -> String {
+    let days = i64::try_from(ms / 86_400_000).unwrap_or(i64::MAX / 2);
+    // 1970-01-01 was a Thursday: Monday is 1, Sunday 7.
+    let weekday = (days + 3).rem_euclid(7) + 1;
+    let thursday = days - weekday + 4;
+    let (year, _, _) = civil_from_days(thursday);
+    let ordinal = thursday - days_from_civil(year, 1, 1);
+    format!("{year}-W{:02}", ordinal / 7 + 1)
+}
+
 // Howard Hinnant's civil calendar algorithms.
 fn days_from_civil(y: i64, m: u64, d: u64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -105,6 +118,17 @@ fn civil_from_days(z: i64) -> (i64, u64, u64) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn iso_weeks_of_known_days() {
+        let at = |s: &str| iso_week(parse_rfc3339(s).unwrap());
+        assert_eq!(at("2026-11-26T12:00:00.000Z"), "2026-W48");
+        assert_eq!(at("2026-11-23T00:00:00.000Z"), "2026-W48", "a Monday begins it");
+        assert_eq!(at("2026-11-22T23:59:59.999Z"), "2026-W47", "a Sunday ends the one before");
+        assert_eq!(at("2021-01-03T00:00:00.000Z"), "2020-W53");
+        assert_eq!(at("2024-12-30T00:00:00.000Z"), "2025-W01");
+        assert_eq!(at("1970-01-01T00:00:00.000Z"), "1970-W01");
+    }
 
     #[test]
     fn formats_and_parses_known_instants() {

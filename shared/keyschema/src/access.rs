@@ -195,7 +195,19 @@ pub fn order_messages(id: &OrderId) -> Result<KeyQuery, SchemaError> {
 
 // ---- Maintenance (the reconcile job) ------------------------------------
 
-/// The rating markers of a user's aggregates.
+/// The rating slots of a user's aggregates.
+/// `pk = USER#<userId> AND begins_with(sk, RATEDBY#)`.
+pub fn rating_slots_of(user: &UserId) -> Result<KeyQuery, SchemaError> {
+    crate::entities::rating_slot::ENTITY.query(&[("reviewedUserId", v(user))])
+}
+
+/// One shard of the rating slots of a category.
+/// `pk = CATRATED#<categoryId>#<shard> AND begins_with(sk, PAIR#)`.
+pub fn category_rating_slots_of(category: &CategoryId, shard: u16) -> Result<KeyQuery, SchemaError> {
+    crate::entities::category_rating_slot::ENTITY.query(&[("categoryId", v(category)), ("shard", v(shard))])
+}
+
+/// The rating markers of a user's aggregates (retired).
 /// `pk = USER#<userId> AND begins_with(sk, RATED#)`.
 pub fn rating_markers_of(user: &UserId) -> Result<KeyQuery, SchemaError> {
     crate::entities::rating_marker::ENTITY.query(&[("reviewedUserId", v(user))])

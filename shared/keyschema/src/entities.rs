@@ -247,7 +247,7 @@ pub mod order_message {
     };
 }
 
-/// Rating markers: one per review, beside it.
+/// Rating markers (retired): one per review, beside it.
 pub mod rating_marker {
     use super::*;
     /// The declaration.
@@ -256,7 +256,35 @@ pub mod rating_marker {
         key: key(Index::Table, "USER#<reviewedUserId>", "RATED#<reviewId>"),
         indexes: &[],
         defaults: &[],
-        note: "written by the stream processor in the transaction that changes the user's rating sum and count; counted or removed, and the rating (weight) it counted",
+        note: "retired: counted every review; reconcile deletes what is left of them (rating slots replace them)",
+    };
+}
+
+/// Rating slots: one per author, reviewed user and ISO week, beside the
+/// reviews.
+pub mod rating_slot {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::RatingSlot,
+        key: key(Index::Table, "USER#<reviewedUserId>", "RATEDBY#<authorId>#<week>"),
+        indexes: &[],
+        defaults: &[],
+        note: "written by the stream processor with the user's rating sum and count: the reviews seen (id and rating) and the ones seen removed; the first review of the slot counts, once",
+    };
+}
+
+/// Category rating slots: one per author, reviewed user, ISO week and
+/// category, in one of the category's marker shards (by author).
+pub mod category_rating_slot {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::CategoryRatingSlot,
+        key: key(Index::Table, "CATRATED#<categoryId>#<shard>", "PAIR#<authorId>#<reviewedUserId>#<week>"),
+        indexes: &[],
+        defaults: &[],
+        note: "written by the stream processor with the category's rating: the reviews seen and removed; the first counts, once; spread over 10 shards by author",
     };
 }
 
@@ -284,7 +312,8 @@ pub mod category_rating_marker {
         key: key(Index::Table, "CATRATED#<categoryId>#<shard>", "REVIEW#<reviewId>"),
         indexes: &[],
         defaults: &[],
-        note: "written by the stream processor with the category's rating; spread over 10 shards by review id; counted or removed, and the rating (weight) it counted",
+        note:
+            "retired: counted every review; reconcile deletes what is left of them (category rating slots replace them)",
     };
 }
 
@@ -331,6 +360,8 @@ pub const ALL: &[&EntityDecl] = &[
     &rating_marker::ENTITY,
     &category_rating::ENTITY,
     &category_rating_marker::ENTITY,
+    &rating_slot::ENTITY,
+    &category_rating_slot::ENTITY,
     &posting::ENTITY,
     &idempotency::ENTITY,
     &checkpoint::ENTITY,

@@ -63,6 +63,8 @@ entities!(
     records::RatingMarker => rating_marker,
     records::CategoryRating => category_rating,
     records::CategoryRatingMarker => category_rating_marker,
+    records::RatingSlot => rating_slot,
+    records::CategoryRatingSlot => category_rating_slot,
     records::Posting => posting,
     records::IdempotencyRecord => idempotency,
     records::Checkpoint => checkpoint,

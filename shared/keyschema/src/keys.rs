@@ -47,8 +47,10 @@ primary_keys! {
     order_message(order: &OrderId => "orderId", id: &MessageId => "messageId") of model::OrderMessage;
     /// A review, in the reviewed user's partition.
     review(reviewed: &UserId => "reviewedUserId", id: &ReviewId => "reviewId") of model::Review;
-    /// The marker of a review's rating.
+    /// The marker of a review's rating (retired).
     rating_marker(reviewed: &UserId => "reviewedUserId", review: &ReviewId => "reviewId") of records::RatingMarker;
+    /// The slot of an author's reviews of a user in an ISO week (`2026-W48`).
+    rating_slot(reviewed: &UserId => "reviewedUserId", author: &UserId => "authorId", week: &str => "week") of records::RatingSlot;
     /// A brand.
     brand(id: &BrandId => "brandId") of model::Brand;
     /// A category.
@@ -74,8 +76,26 @@ pub fn favorite_marker(user: &UserId, listing: &ListingId) -> Result<EntityKey<r
     typed(entities::favorite_marker::ENTITY.key(&[("listingId", v(listing)), ("shard", v(shard)), ("userId", v(user))]))
 }
 
-/// The marker of a review's rating in its category, in the review's shard
-/// of the category's markers.
+/// The slot of an author's reviews of a user in an ISO week in a category,
+/// in the author's shard of the category's markers.
+pub fn category_rating_slot(
+    category: &CategoryId,
+    author: &UserId,
+    reviewed: &UserId,
+    week: &str,
+) -> Result<EntityKey<records::CategoryRatingSlot>, SchemaError> {
+    let shard = domain::shard::category_rating_slot_shard(author);
+    typed(entities::category_rating_slot::ENTITY.key(&[
+        ("categoryId", v(category)),
+        ("shard", v(shard)),
+        ("authorId", v(author)),
+        ("reviewedUserId", v(reviewed)),
+        ("week", v(week)),
+    ]))
+}
+
+/// The marker of a review's rating in its category (retired), in the
+/// review's shard of the category's markers.
 pub fn category_rating_marker(
     category: &CategoryId,
     review: &ReviewId,

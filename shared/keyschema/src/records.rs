@@ -61,9 +61,9 @@ impl MarkerState {
     }
 }
 
-/// The stream processor's record of one review's rating in its user's
-/// aggregates: whether it is counted and the weight (rating) it counted, so
-/// a removal takes away exactly that.
+/// Retired: the stream processor's record of one review's rating in its
+/// user's aggregates, before the pair and week rule ([`RatingSlot`]);
+/// reconcile deletes what is left of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RatingMarker {
@@ -100,8 +100,9 @@ impl CategoryRating {
     }
 }
 
-/// Records whether a review's rating is counted in its category's rating,
-/// in one of the category's marker shards (never the aggregate's partition).
+/// Retired: whether a review's rating was counted in its category's rating,
+/// before the pair and week rule ([`CategoryRatingSlot`]); reconcile
+/// deletes what is left of them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CategoryRatingMarker {
@@ -117,6 +118,70 @@ pub struct CategoryRatingMarker {
     pub state: MarkerState,
     /// What it added to `ratingSum` while counted.
     pub weight: u32,
+}
+
+/// The reviews of one slot (one author of one user in one ISO week): every
+/// review seen inserted, with its rating, and every review seen removed
+/// (a removal can be seen before its insert). The first review (by id, so
+/// by time) of those seen and not removed counts; the others are shown,
+/// not counted. Applying a record is adding to a set, so a replayed,
+/// duplicated or reordered record changes nothing; `rev` goes up at every
+/// write, which is conditioned on the `rev` read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Slot {
+    /// The reviews seen and not removed, with their ratings.
+    #[serde(default)]
+    pub reviews: std::collections::BTreeMap<ReviewId, u32>,
+    /// The reviews seen removed.
+    #[serde(default)]
+    pub gone: std::collections::BTreeSet<ReviewId>,
+    /// Writes so far.
+    #[serde(default)]
+    pub rev: u64,
+}
+
+impl Slot {
+    /// The review that counts and its rating: the first seen and not removed.
+    pub fn counted(&self) -> Option<(ReviewId, u32)> {
+        self.reviews.iter().next().map(|(id, w)| (*id, *w))
+    }
+}
+
+/// A user's rating slot: an author's reviews of the user in one ISO week,
+/// of which the first counts in the user's `ratingSum` and `reviewCount`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RatingSlot {
+    /// Whose aggregates.
+    pub reviewed_user_id: UserId,
+    /// Who wrote the reviews.
+    pub author_id: UserId,
+    /// The ISO week (`2026-W48`) of the reviews' ids.
+    pub week: String,
+    /// Its reviews.
+    #[serde(flatten)]
+    pub slot: Slot,
+}
+
+/// A category's rating slot: an author's buyer reviews of one seller in one
+/// ISO week in the category, of which the first counts in its rating.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CategoryRatingSlot {
+    /// The category.
+    pub category_id: CategoryId,
+    /// Its marker shard ([`domain::shard::category_rating_slot_shard`] of the author).
+    pub shard: u16,
+    /// Whose reviews.
+    pub reviewed_user_id: UserId,
+    /// Who wrote them.
+    pub author_id: UserId,
+    /// The ISO week (`2026-W48`) of the reviews' ids.
+    pub week: String,
+    /// Its reviews.
+    #[serde(flatten)]
+    pub slot: Slot,
 }
 
 /// A listing's posting under one search term ([`domain::words::Term`]),

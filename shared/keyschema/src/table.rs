@@ -189,13 +189,20 @@ entity_types!(
     FavoriteMarker,
     /// A message between the buyer and the seller of an order.
     OrderMessage,
-    /// Records whether one review's rating is counted in its user's
-    /// aggregates: what makes the stream processor exactly once.
+    /// Retired (reconcile deletes them): one review's marker in its user's
+    /// aggregates, before ratings counted one review per pair and week.
     RatingMarker,
     /// A category's rating over the buyers' reviews of its listings' orders.
     CategoryRating,
-    /// Records whether one review's rating is counted in its category's rating.
+    /// Retired (reconcile deletes them): one review's marker in its
+    /// category's rating, before the pair and week rule.
     CategoryRatingMarker,
+    /// The reviews one author wrote of one user in one ISO week, of which
+    /// the first counts in the user's rating: what makes it exactly once.
+    RatingSlot,
+    /// The same in a category's rating (the author's buyer reviews of one
+    /// seller in one week, in one category).
+    CategoryRatingSlot,
     /// A listing under one search term (a word of its title, or the
     /// beginning of one).
     Posting,

@@ -64,6 +64,8 @@ pub mod attr {
     pub const CATEGORY_ID: &str = "categoryId";
     /// A review's `rating` (1 to 5).
     pub const RATING: &str = "rating";
+    /// A rating slot's `rev`: one more at every write of it.
+    pub const REV: &str = "rev";
     /// A favorite's `favoriteId` (one per favoriting).
     pub const FAVORITE_ID: &str = "favoriteId";
 }

@@ -203,6 +203,19 @@ impl Transaction {
         Ok(self)
     }
 
+    /// Puts a raw `item` (replacing the one with its key) if `condition` holds.
+    pub fn put_item_if(
+        &mut self,
+        name: impl Into<ActionName>,
+        item: Item,
+        condition: &[Cond],
+    ) -> Result<&mut Self, StoreError> {
+        let e = Expression::default().condition(condition);
+        let put = conditioned!(Put::builder(), &self.table, e).set_item(Some(item)).build().map_err(invalid)?;
+        self.push(name, TransactWriteItem::builder().put(put).build());
+        Ok(self)
+    }
+
     /// Requires that an item with `key` exists.
     pub fn must_exist(&mut self, name: impl Into<ActionName>, key: &impl AsRef<Key>) -> Result<&mut Self, StoreError> {
         self.check(name, key, &[Cond::ItemExists])

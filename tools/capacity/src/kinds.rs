@@ -337,11 +337,14 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 update(&entities::order::ENTITY, &attrs(&o), &on_order, kb.order, true)?,
                 check(keys::user(&ids.seller)?, kb.user),
             ];
-            out.extend(counted(keys::rating_marker(&ids.seller, &ids.review)?, aggregate));
+            // The review's slot (its author's reviews of the seller this week).
+            let week = domain::time::iso_week(ids.review.ulid().timestamp_ms());
+            out.extend(counted(keys::rating_slot(&ids.seller, &ids.buyer, &week)?, aggregate));
             // The category's rating: its marker in one of the category's
             // marker shards, the aggregate in its own item (coalesced).
             let category_rating = small_write(keys::category_rating(&ids.category)?, kb.small, true);
-            out.extend(counted(keys::category_rating_marker(&ids.category, &ids.review)?, category_rating));
+            let slot = keys::category_rating_slot(&ids.category, &ids.buyer, &ids.seller, &week)?;
+            out.extend(counted(slot, category_rating));
             out
         }
         Kind::GetCategory => vec![

@@ -1,13 +1,22 @@
 //! The three kinds of aggregate: a user's ratings, a category's rating and
 //! a listing's favorite count, each with its base items, markers and holder.
+//!
+//! Ratings count, toward a user's and a category's `rating` and
+//! `reviewCount`, the first review by one author of one reviewed user in an
+//! ISO week (of the review's id, so of its creation): later ones of that pair
+//! and week are shown, not counted, and if the counted one is moderated
+//! away the next counts (after eBay's rule: feedback from one buyer for
+//! several purchases from one seller in a week counts once). The marker of
+//! such a pair and week is a slot ([`keyschema::records::Slot`]); in a
+//! category, the slot is also per category.
 
-use domain::ids::{CategoryId, ListingId, UserId};
+use domain::ids::{CategoryId, ListingId, ReviewId, UserId};
 use domain::model::Review;
 use domain::shard::{CATEGORY_RATING_MARKER_SHARDS, FAVORITE_MARKER_SHARDS};
-use keyschema::records::{CategoryRatingMarker, FavoriteMarker, MarkerState, RatingMarker};
+use keyschema::records::{CategoryRatingSlot, FavoriteMarker, MarkerState, RatingSlot, Slot};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
-use keyschema::{access, keys, Cond, Value};
+use keyschema::{access, keys, Cond, Entity, EntityKey, Key, Value};
 
 use super::{Aggregate, AggregateKind, Count, Counted, Instance};
 use crate::image::{Body, Image};
@@ -29,6 +38,39 @@ fn review(image: &Image) -> Result<Option<&Review>, DerivedError> {
     }
 }
 
+/// The ISO week of a review (of its id's time): its slot.
+pub fn week_of(review: &ReviewId) -> String {
+    domain::time::iso_week(review.ulid().timestamp_ms())
+}
+
+/// A count of a review into a slot marker.
+fn slot_count<E: Entity>(
+    aggregate: Aggregate,
+    marker: EntityKey<E>,
+    slot: &E,
+    review: &Review,
+    inserted: bool,
+) -> Result<Count, DerivedError> {
+    Ok(Count {
+        aggregate,
+        marker: marker.into(),
+        marker_item: store::item::to_item(slot)?,
+        version: None,
+        member: Some(review.review_id),
+        weight: u32::from(review.rating),
+        inserted,
+    })
+}
+
+/// The instances a slot records: every review it has seen (kept or gone).
+fn slot_instances(marker: Key, reviewed: &UserId, slot: &Slot) -> Result<Vec<Instance>, DerivedError> {
+    slot.reviews
+        .keys()
+        .chain(slot.gone.iter())
+        .map(|id| Ok(Instance { marker: marker.clone(), base: keys::review(reviewed, id)?.into(), member: Some(*id) }))
+        .collect()
+}
+
 impl UserRatings {
     /// The aggregate of `user`.
     pub fn of(user: &UserId) -> Result<Aggregate, DerivedError> {
@@ -37,7 +79,7 @@ impl UserRatings {
             key: keys::user(user)?.into(),
             sum: Some(attr::RATING_SUM),
             count: attr::REVIEW_COUNT,
-            markers: vec![access::rating_markers_of(user)?],
+            markers: vec![access::rating_slots_of(user)?],
             init: vec![],
         })
     }
@@ -48,30 +90,21 @@ impl Counted for UserRatings {
 
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
-        let weight = u32::from(review.rating);
-        let marker = RatingMarker {
-            review_id: review.review_id,
-            reviewed_user_id: review.reviewed_user_id.clone(),
-            state: MarkerState::Counted,
-            weight,
+        let (reviewed, author, week) = (&review.reviewed_user_id, &review.author_id, week_of(&review.review_id));
+        let slot = RatingSlot {
+            reviewed_user_id: reviewed.clone(),
+            author_id: author.clone(),
+            week: week.clone(),
+            slot: Slot::default(),
         };
-        Ok(Some(Count {
-            aggregate: Self::of(&review.reviewed_user_id)?,
-            marker: keys::rating_marker(&review.reviewed_user_id, &review.review_id)?.into(),
-            marker_item: store::item::to_item(&marker)?,
-            version: None,
-            weight,
-            inserted,
-        }))
+        let marker = keys::rating_slot(reviewed, author, &week)?;
+        Ok(Some(slot_count(Self::of(reviewed)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
-        let Body::RatingMarker(m) = &image.body else { return Ok(None) };
-        let instance = Instance {
-            marker: keys::rating_marker(&m.reviewed_user_id, &m.review_id)?.into(),
-            base: keys::review(&m.reviewed_user_id, &m.review_id)?.into(),
-        };
-        Ok(Some((Self::of(&m.reviewed_user_id)?, instance)))
+    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+        let Body::RatingSlot(s) = &image.body else { return Ok(None) };
+        let marker = keys::rating_slot(&s.reviewed_user_id, &s.author_id, &s.week)?.into();
+        Ok(Some((Self::of(&s.reviewed_user_id)?, slot_instances(marker, &s.reviewed_user_id, &s.slot)?)))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
@@ -92,7 +125,7 @@ impl CategoryRatings {
             sum: Some(attr::RATING_SUM),
             count: attr::REVIEW_COUNT,
             markers: (0..CATEGORY_RATING_MARKER_SHARDS)
-                .map(|shard| access::category_rating_markers_of(category, shard))
+                .map(|shard| access::category_rating_slots_of(category, shard))
                 .collect::<Result<_, _>>()?,
             init: vec![
                 (ENTITY_TYPE, Value::s(EntityType::CategoryRating.as_str())),
@@ -108,32 +141,23 @@ impl Counted for CategoryRatings {
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let Some(category) = &review.category_id else { return Ok(None) };
-        let weight = u32::from(review.rating);
-        let marker = CategoryRatingMarker {
-            review_id: review.review_id,
-            reviewed_user_id: review.reviewed_user_id.clone(),
+        let (reviewed, author, week) = (&review.reviewed_user_id, &review.author_id, week_of(&review.review_id));
+        let slot = CategoryRatingSlot {
             category_id: category.clone(),
-            shard: domain::shard::category_rating_marker_shard(&review.review_id),
-            state: MarkerState::Counted,
-            weight,
+            shard: domain::shard::category_rating_slot_shard(author),
+            reviewed_user_id: reviewed.clone(),
+            author_id: author.clone(),
+            week: week.clone(),
+            slot: Slot::default(),
         };
-        Ok(Some(Count {
-            aggregate: Self::of(category)?,
-            marker: keys::category_rating_marker(category, &review.review_id)?.into(),
-            marker_item: store::item::to_item(&marker)?,
-            version: None,
-            weight,
-            inserted,
-        }))
+        let marker = keys::category_rating_slot(category, author, reviewed, &week)?;
+        Ok(Some(slot_count(Self::of(category)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
-        let Body::CategoryRatingMarker(m) = &image.body else { return Ok(None) };
-        let instance = Instance {
-            marker: keys::category_rating_marker(&m.category_id, &m.review_id)?.into(),
-            base: keys::review(&m.reviewed_user_id, &m.review_id)?.into(),
-        };
-        Ok(Some((Self::of(&m.category_id)?, instance)))
+    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+        let Body::CategoryRatingSlot(s) = &image.body else { return Ok(None) };
+        let marker = keys::category_rating_slot(&s.category_id, &s.author_id, &s.reviewed_user_id, &s.week)?.into();
+        Ok(Some((Self::of(&s.category_id)?, slot_instances(marker, &s.reviewed_user_id, &s.slot)?)))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
@@ -184,18 +208,20 @@ impl Counted for ListingFavorites {
             marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?.into(),
             marker_item: store::item::to_item(&marker)?,
             version: Some(favorite.favorite_id.ulid()),
+            member: None,
             weight: 1,
             inserted,
         }))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
         let Body::FavoriteMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
             marker: keys::favorite_marker(&m.user_id, &m.listing_id)?.into(),
             base: keys::favorite(&m.user_id, &m.listing_id)?.into(),
+            member: None,
         };
-        Ok(Some((Self::of(&m.listing_id)?, instance)))
+        Ok(Some((Self::of(&m.listing_id)?, vec![instance])))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
@@ -211,13 +237,14 @@ impl Counted for ListingFavorites {
 /// category, a favorite's id) as read.
 pub(crate) fn as_read(image: &Image) -> Vec<Cond> {
     let mut out = vec![Cond::ItemExists];
+    let attrs = image.attrs();
     let read: &[&'static str] = match image.entity {
         EntityType::Review => &[attr::RATING, attr::CATEGORY_ID],
         EntityType::Favorite => &[attr::FAVORITE_ID],
         _ => &[],
     };
     for attr in read {
-        match image.attrs.get(*attr) {
+        match attrs.get(*attr) {
             Some(value) => out.push(Cond::Eq(attr, value.clone())),
             // A review without a category: it must not have gained one.
             None => out.push(Cond::NotExists(attr)),

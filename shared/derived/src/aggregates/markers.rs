@@ -1,128 +1,40 @@
-//! How a count moves an aggregate, exactly once. Each instance has a marker
-//! item ([`Count::marker`]) that records whether it is counted, the weight
-//! it counted, and, where one marker serves successive instances (a user's
-//! favorite of a listing, added and removed again and again), the version
-//! (a ULID) it last saw. An aggregate moves only together with its
-//! markers' transitions, in one transaction conditioned on the markers as
-//! read:
-//!
-//! - a change of an older version than the marker's changes nothing;
-//! - an insert of a newer version (or of an instance with no marker) counts
-//!   it with its weight, unless the marker already counts;
-//! - a removal of the marker's version (or of a newer one) uncounts it,
-//!   taking away the weight the marker counted, not the record's (a rating
-//!   edited outside the API in between does not skew the sum);
-//! - an insert of a version whose removal was seen first counts nothing.
-//!
-//! So a replayed, duplicated, reordered or overlapping record, and the retry
-//! of a batch that failed part way, find the markers already moved and
-//! change nothing. The changes of one aggregate in a batch are coalesced:
-//! one consistent `BatchGetItem` of their markers and one transaction (the
-//! aggregate's `ADD` and the markers that move; more if over 99 markers).
+//! How counts move an aggregate, exactly once: an aggregate moves only
+//! together with its markers' transitions ([`super::marker`]), in one
+//! transaction conditioned on the markers as read. So a replayed,
+//! duplicated, reordered or overlapping record, and the retry of a batch
+//! that failed part way, find the markers already moved and change nothing.
+//! The counts of one aggregate in a batch are coalesced: one consistent
+//! `BatchGetItem` of their markers and one transaction (the aggregate's
+//! `ADD` and the markers that move; more if over 99 actions).
 
 use std::collections::{BTreeMap, HashMap};
 
-use keyschema::records::MarkerState;
-use keyschema::{write, Cond, Key};
-use serde::Deserialize;
+use keyschema::table::PK;
+use keyschema::{write, Cond, Key, Value};
 use store::{Item, Store, StoreError};
-use ulid::Ulid;
 
+use super::marker::{next, Marker, Stored};
 use super::{Aggregate, Count};
 use crate::DerivedError;
 
-/// Most marker transitions in one transaction (DynamoDB allows 100 actions;
-/// one is the aggregate's update).
-const MARKERS_PER_TRANSACTION: usize = 99;
+/// Most actions in one transaction (DynamoDB allows 100; one is the
+/// aggregate's update).
+const ACTIONS_PER_TRANSACTION: usize = 99;
 /// Attempts per aggregate when another writer moved a marker in between.
 pub(crate) const ATTEMPTS: u32 = 5;
-
-/// A marker as stored (or as it will be).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Marker {
-    /// Counted or removed.
-    pub state: MarkerState,
-    /// The weight it counted (or would).
-    pub weight: u32,
-    /// The latest version seen, for markers that have one.
-    pub version: Option<Ulid>,
-}
-
-impl Marker {
-    /// What it contributes to the aggregate: (sum, count).
-    pub fn counted(self) -> (i64, i64) {
-        match self.state {
-            MarkerState::Counted => (i64::from(self.weight), 1),
-            MarkerState::Removed => (0, 0),
-        }
-    }
-
-    /// The marker no longer counting (what it counted kept, to take it away).
-    pub fn removed(self) -> Marker {
-        Marker { state: MarkerState::Removed, ..self }
-    }
-}
-
-/// A marker item as stored: its state, weight (markers written before
-/// markers recorded it count with the record's) and version.
-#[derive(Deserialize)]
-pub(crate) struct Stored {
-    pub(crate) pk: String,
-    pub(crate) sk: String,
-    state: MarkerState,
-    weight: Option<u32>,
-    version: Option<String>,
-}
-
-impl Stored {
-    /// The marker, `weight_of` its key where it recorded none.
-    pub(crate) fn marker(&self, weight_of: impl Fn(&Key) -> u32) -> Result<Marker, DerivedError> {
-        let version = match &self.version {
-            Some(v) => Some(v.parse::<Ulid>().map_err(|_| {
-                DerivedError::malformed(format!("marker {} has a version that is not a ULID", self.sk))
-            })?),
-            None => None,
-        };
-        let key = Key { pk: self.pk.clone(), sk: self.sk.clone() };
-        Ok(Marker { state: self.state, weight: self.weight.unwrap_or_else(|| weight_of(&key)), version })
-    }
-}
-
-/// The marker after `count`, from the marker before it (`None`: none yet);
-/// `None` if the count changes nothing.
-pub fn next(before: Option<Marker>, count: &Count) -> Option<Marker> {
-    let state = if count.inserted { MarkerState::Counted } else { MarkerState::Removed };
-    let fresh = Marker { state, weight: count.weight, version: count.version };
-    match before {
-        None => Some(fresh),
-        Some(m) => match (m.version, count.version) {
-            (Some(seen), Some(v)) if v < seen => None,
-            (Some(seen), Some(v)) if v > seen => (m != fresh).then_some(if m.state == state {
-                // Counted before and after: the same contribution, a newer version.
-                Marker { weight: m.weight, ..fresh }
-            } else {
-                fresh
-            }),
-            // The same instance: an insert after its insert or its removal
-            // changes nothing; a removal uncounts what was counted.
-            _ if count.inserted => None,
-            _ => (m.state == MarkerState::Counted).then_some(m.removed()),
-        },
-    }
-}
 
 /// A marker's move: from `before` (as read) to `after`.
 #[derive(Debug)]
 pub(crate) struct Transition {
     pub(crate) key: Key,
-    /// The marker item as first written (for a marker that does not exist yet).
+    /// The marker item as first written (its keys, type and ids).
     pub(crate) item: Item,
     pub(crate) before: Option<Marker>,
     pub(crate) after: Marker,
-    /// The base item (a review, a favorite) and what it must still be in
-    /// the same transaction: reconcile decides from a read of it, which a
+    /// The base items (reviews, a favorite) and what each must still be in
+    /// the same transaction: reconcile decides from a read of them, which a
     /// removal could outdate before the write.
-    pub(crate) base: Option<(Key, Vec<Cond>)>,
+    pub(crate) bases: Vec<(Key, Vec<Cond>)>,
 }
 
 /// The markers as stored now (consistent), by key. A marker written before
@@ -151,7 +63,7 @@ async fn plan(store: &Store, counts: &[Count]) -> Result<Vec<Transition>, Derive
     let mut now: HashMap<Key, Marker> = before.clone();
     let mut items: BTreeMap<Key, Item> = BTreeMap::new();
     for count in counts {
-        if let Some(after) = next(now.get(&count.marker).copied(), count) {
+        if let Some(after) = next(now.get(&count.marker), count) {
             now.insert(count.marker.clone(), after);
             items.entry(count.marker.clone()).or_insert_with(|| count.marker_item.clone());
         }
@@ -159,8 +71,8 @@ async fn plan(store: &Store, counts: &[Count]) -> Result<Vec<Transition>, Derive
     Ok(items
         .into_iter()
         .filter_map(|(key, item)| {
-            let (before, after) = (before.get(&key).copied(), now.get(&key).copied()?);
-            (before != Some(after)).then_some(Transition { key, item, before, after, base: None })
+            let (before, after) = (before.get(&key).cloned(), now.remove(&key)?);
+            (before.as_ref() != Some(&after)).then_some(Transition { key, item, before, after, bases: Vec::new() })
         })
         .collect())
 }
@@ -195,26 +107,43 @@ pub async fn apply(store: &Store, aggregate: &Aggregate, counts: &[Count]) -> Re
 }
 
 /// The write that moves a marker from `before` to `after`: a put if it has
-/// no marker yet, else an update conditioned on the state (and version) read.
+/// none yet, an update conditioned on the state (and version) read, or a
+/// slot's put conditioned on the `rev` read.
 fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Result<(), StoreError> {
     let Transition { key, item, before, after, .. } = t;
-    match before {
-        None => {
+    let version = |v: &Option<ulid::Ulid>| v.map(|v| v.to_string());
+    match (before, after) {
+        (None, Marker::One { state, weight, version: v }) => {
             let mut item = item.clone();
-            for (attr, value) in write::marker::fields(after.state, after.weight, after.version.map(|v| v.to_string()))
-            {
+            for (attr, value) in write::marker::fields(*state, *weight, version(v)) {
                 item.insert(attr.to_owned(), store::tx::attribute(&value));
             }
             tx.put_item_new(name, item).map(|_| ())
         }
-        Some(b) => {
-            let change = write::marker::move_to(
-                key.clone(),
-                (b.state, b.version.map(|v| v.to_string())),
-                (after.state, after.weight, after.version.map(|v| v.to_string())),
-            );
+        (Some(Marker::One { state: was, version: seen, .. }), Marker::One { state, weight, version: v }) => {
+            let change = write::marker::move_to(key.clone(), (*was, version(seen)), (*state, *weight, version(v)));
             tx.update(name, &change).map(|_| ())
         }
+        (before, Marker::Slot(slot)) => {
+            let rev = match before {
+                Some(Marker::Slot(b)) => b.rev,
+                _ => 0,
+            };
+            let mut item = item.clone();
+            let mut slot = slot.clone();
+            slot.rev = rev + 1;
+            let fields: Item = serde_dynamo::to_item(&slot).map_err(StoreError::from)?;
+            item.extend(fields);
+            let condition = match before {
+                Some(_) => Cond::Eq(write::attr::REV, Value::n(rev)),
+                None => Cond::NotExists(PK),
+            };
+            tx.put_item_if(name, item, &[condition]).map(|_| ())
+        }
+        (Some(Marker::Slot(_)), Marker::One { .. }) => Err(StoreError::Service {
+            code: "InvalidRequest".into(),
+            message: format!("marker {} changes kind", key.sk),
+        }),
     }
 }
 
@@ -247,8 +176,26 @@ pub(crate) struct Failed {
     pub(crate) why: Why,
 }
 
-/// Writes the transitions, at most [`MARKERS_PER_TRANSACTION`] per
-/// transaction, each with the aggregate change of its markers.
+/// The transitions in transactions of at most [`ACTIONS_PER_TRANSACTION`]
+/// actions (a marker and its base items' checks each).
+fn chunks(transitions: &[Transition]) -> Vec<&[Transition]> {
+    let mut out = Vec::new();
+    let (mut from, mut actions) = (0, 0);
+    for (i, t) in transitions.iter().enumerate() {
+        let needs = 1 + t.bases.len();
+        if actions + needs > ACTIONS_PER_TRANSACTION && i > from {
+            out.push(&transitions[from..i]);
+            (from, actions) = (i, 0);
+        }
+        actions += needs;
+    }
+    if from < transitions.len() {
+        out.push(&transitions[from..]);
+    }
+    out
+}
+
+/// Writes the transitions, each transaction with the aggregate change of its markers.
 pub(crate) async fn write_transitions(
     store: &Store,
     aggregate: &Aggregate,
@@ -256,25 +203,18 @@ pub(crate) async fn write_transitions(
 ) -> Result<usize, Failed> {
     let mut sent = 0;
     let failed = |sent, e: StoreError| Failed { sent, why: Why::Store(e) };
-    // A transaction holds at most 100 actions: the aggregate, the markers
-    // and their base items' checks.
-    let per = if transitions.iter().any(|t| t.base.is_some()) {
-        MARKERS_PER_TRANSACTION / 2
-    } else {
-        MARKERS_PER_TRANSACTION
-    };
-    for chunk in transitions.chunks(per) {
+    for chunk in chunks(transitions) {
         let mut tx = store.transaction();
         let mut roles = Vec::new();
         let (mut sum, mut count) = (0i64, 0i64);
         for (i, t) in chunk.iter().enumerate() {
             marker_write(&mut tx, format!("marker {i}"), t).map_err(|e| failed(sent, e))?;
             roles.push(Role::Marker);
-            if let Some((key, condition)) = &t.base {
-                tx.check(format!("base {i}"), key, condition).map_err(|e| failed(sent, e))?;
+            for (j, (key, condition)) in t.bases.iter().enumerate() {
+                tx.check(format!("base {i}.{j}"), key, condition).map_err(|e| failed(sent, e))?;
                 roles.push(Role::Base);
             }
-            let (before_sum, before_count) = t.before.map_or((0, 0), Marker::counted);
+            let (before_sum, before_count) = t.before.as_ref().map_or((0, 0), Marker::counted);
             let (after_sum, after_count) = t.after.counted();
             sum += after_sum - before_sum;
             count += after_count - before_count;
@@ -298,6 +238,3 @@ pub(crate) async fn write_transitions(
     }
     Ok(sent)
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,7 +1,10 @@
 //! Aggregates kept exactly once with markers: a review counts its rating
 //! into its user's `ratingSum`/`reviewCount` and, when it names a category
-//! (a buyer's review of a listing order), into the category's rating item;
-//! a favorite counts 1 into its listing's `favoriteCount`.
+//! (a buyer's review of a listing order), into the category's rating item,
+//! if it is the first of its author's reviews of that user in its ISO week
+//! (the others are shown, not counted: one pair of accounts cannot move a
+//! rating by more than one review a week); a favorite counts 1 into its
+//! listing's `favoriteCount`.
 //!
 //! Each kind of aggregate is one [`Counted`] implementation: which base
 //! items count into it (and with what marker, weight and version), which
@@ -12,11 +15,13 @@
 //! markers and aggregates back in line is [`settle`].
 
 mod kinds;
+pub mod marker;
 pub mod markers;
 pub mod settle;
 
 use std::fmt;
 
+use domain::ids::ReviewId;
 use keyschema::{Change, Cond, Key, KeyQuery, Value};
 use store::Item;
 use ulid::Ulid;
@@ -24,7 +29,7 @@ use ulid::Ulid;
 use crate::image::{Event, Image, Record};
 use crate::DerivedError;
 
-pub use kinds::{CategoryRatings, ListingFavorites, UserRatings};
+pub use kinds::{week_of, CategoryRatings, ListingFavorites, UserRatings};
 
 /// The kinds of aggregate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -110,6 +115,9 @@ pub struct Count {
     /// The instance's version where one marker serves successive instances
     /// (a favoriting); `None` where the marker is the instance's own.
     pub version: Option<Ulid>,
+    /// The review, where the marker is a slot of reviews of which the
+    /// first counts (a pair's reviews in a week); `None` otherwise.
+    pub member: Option<ReviewId>,
     /// What it adds to the sum while counted (a review's rating; 1 for a favorite).
     pub weight: u32,
     /// Inserted (`true`) or removed.
@@ -123,6 +131,8 @@ pub struct Instance {
     pub marker: Key,
     /// The base item's key (a review, a favorite).
     pub base: Key,
+    /// The review, where the marker is a slot ([`Count::member`]).
+    pub member: Option<ReviewId>,
 }
 
 /// One kind of aggregate: what counts into it, its markers, its holders.
@@ -134,8 +144,8 @@ pub trait Counted {
     /// counts into one (`inserted`: the item was added; else removed).
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError>;
 
-    /// For a marker of this kind: its aggregate and the instance it records.
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError>;
+    /// For a marker of this kind: its aggregate and the instances it records.
+    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError>;
 
     /// For an item holding an aggregate of this kind: the aggregate.
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError>;
@@ -164,8 +174,8 @@ pub fn counts(record: &Record) -> Result<Vec<Count>, DerivedError> {
     }
 }
 
-/// For a marker item: its aggregate and the instance it records.
-pub fn marker_of(image: &Image) -> Result<Option<(Aggregate, Instance)>, DerivedError> {
+/// For a marker item: its aggregate and the instances it records.
+pub fn marker_of(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
     Ok(UserRatings::marker(image)?.or(CategoryRatings::marker(image)?).or(ListingFavorites::marker(image)?))
 }
 

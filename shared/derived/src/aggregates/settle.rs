@@ -4,9 +4,9 @@
 //! so reconcile brings markers and aggregates back in line with the base
 //! items, with the same conditional transactions:
 //!
-//! - [`settle`]: each marker is made to say what its base item says now (a
-//!   review or favorite that exists is counted with its weight and version;
-//!   one that does not is not), reading base and marker at once
+//! - [`settle`]: each marker is made to say what its base items say now (a
+//!   review or favorite that exists is counted with its weight and version,
+//!   a review is in its slot; one that does not is not), reading base and marker at once
 //!   (consistently) and moving the marker only if it and its base item
 //!   are still as read (a condition check on the base in the same
 //!   transaction: a favorite removed, and its removal counted, between the
@@ -22,14 +22,15 @@
 //!   came and went, leaving the same numbers) fails the condition: the job
 //!   never undoes a count.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use keyschema::records::MarkerState;
 use keyschema::write::attr::COUNT_VERSION;
 use keyschema::{Change, Cond, Key, Value};
 use store::{Item, Store};
 
-use super::markers::{self, Failed, Marker, Stored, Transition, Why, ATTEMPTS};
+use super::marker::{Marker, Stored};
+use super::markers::{self, Failed, Transition, Why, ATTEMPTS};
 use super::{counts_of, Aggregate, Instance};
 use crate::image::Image;
 use crate::DerivedError;
@@ -49,14 +50,39 @@ pub async fn settle(
         keys.dedup();
         let read = store.batch_get_items(&keys, true).await?;
         let by_key: HashMap<Key, Item> = read.into_iter().filter_map(|i| Some((store::item::key_of(&i)?, i))).collect();
-        let mut transitions = Vec::new();
+        // Per marker: as stored, as its base items say, its item, and the
+        // base items it was decided from (a slot has several).
+        let mut markers: BTreeMap<Key, Transition> = BTreeMap::new();
         for instance in instances {
-            let stored = by_key.get(&instance.marker).map(marker_of).transpose()?;
+            let stored = match by_key.get(&instance.marker) {
+                Some(item) => Some(marker_of(item)?),
+                None => None,
+            };
+            // A marker that exists is written whole from what it holds.
+            let held = by_key.get(&instance.marker).cloned().unwrap_or_default();
+            let entry = markers.entry(instance.marker.clone()).or_insert_with(|| Transition {
+                key: instance.marker.clone(),
+                item: held,
+                before: stored.clone(),
+                after: stored.unwrap_or(Marker::One { state: MarkerState::Removed, weight: 0, version: None }),
+                bases: Vec::new(),
+            });
             let base = by_key.get(&instance.base).and_then(Image::of_item);
-            if let Some(t) = transition(instance, stored, base.as_ref()) {
-                transitions.push(t);
+            if let Some((after, item)) = desired(instance, entry, base.as_ref()) {
+                entry.after = after;
+                if entry.item.is_empty() {
+                    entry.item = item;
+                }
+                // What the base item must still be when the marker moves.
+                let as_read =
+                    base.map_or_else(|| vec![Cond::NotExists(keyschema::table::PK)], |b| super::kinds::as_read(&b));
+                entry.bases.push((instance.base.clone(), as_read));
             }
         }
+        // Changed, and something to write (a marker, or a new one's item).
+        let changed =
+            |t: &Transition| t.before.as_ref() != Some(&t.after) && (t.before.is_some() || !t.item.is_empty());
+        let transitions: Vec<Transition> = markers.into_values().filter(changed).collect();
         if transitions.is_empty() || dry_run {
             return Ok(transitions.len());
         }
@@ -73,35 +99,48 @@ pub async fn settle(
     Err(DerivedError::Contended(aggregate.key.pk.clone()))
 }
 
-/// The move that makes `instance`'s marker (as `stored`) say what its base
-/// item (as read) says; `None` if it says so already, or cannot be decided.
-fn transition(instance: &Instance, stored: Option<Marker>, base: Option<&Image>) -> Option<Transition> {
-    // What the base item must still be when the marker moves.
-    let as_read = base.map_or_else(|| vec![Cond::NotExists(keyschema::table::PK)], super::kinds::as_read);
-    // The base item's count into this aggregate (a review counts into two);
-    // none when it no longer counts here (its category changed outside the
-    // API): its marker is uncounted. A base item that cannot be read is
-    // left alone (reconcile reports it).
+/// The marker `instance`'s base item (as read) asks for, from the marker as
+/// it stands (`current.after`), and the marker item to write if it has none;
+/// `None` if it says so already, or cannot be decided.
+fn desired(instance: &Instance, current: &Transition, base: Option<&Image>) -> Option<(Marker, Item)> {
+    // The base item's count into this marker (a review counts into two
+    // aggregates); none when it no longer counts here (its category changed
+    // outside the API). A base item that cannot be read is left alone
+    // (reconcile reports it).
     let count = match base {
         Some(image) => counts_of(image, true).ok()?.into_iter().find(|c| c.marker == instance.marker),
         None => None,
     };
-    let (desired, item) = match count {
-        Some(c) => (Marker { state: MarkerState::Counted, weight: c.weight, version: c.version }, c.marker_item),
-        None => (stored?.removed(), Item::new()),
+    let now = &current.after;
+    let existed = current.before.is_some() || !current.item.is_empty();
+    let (after, item) = match (count, instance.member) {
+        (Some(c), Some(id)) => {
+            let mut slot = match now {
+                Marker::Slot(slot) => slot.clone(),
+                Marker::One { .. } => keyschema::records::Slot::default(),
+            };
+            slot.gone.remove(&id);
+            slot.reviews.insert(id, c.weight);
+            (Marker::Slot(slot), c.marker_item)
+        }
+        (Some(c), None) => {
+            (Marker::One { state: MarkerState::Counted, weight: c.weight, version: c.version }, c.marker_item)
+        }
+        // Gone (or counting elsewhere): not counted, if there is a marker.
+        (None, member) if existed => (now.removed(member), Item::new()),
+        (None, _) => return None,
     };
-    if let Some(m) = stored {
-        if m == desired || m.version.zip(desired.version).is_some_and(|(seen, base)| seen > base) {
+    if &after == now {
+        return None;
+    }
+    if let (Marker::One { version: Some(seen), .. }, Marker::One { version: Some(base), .. }) = (now, &after) {
+        // A base item read older than its marker (a favorite removed and
+        // added again in between): the marker is newer.
+        if seen > base {
             return None;
         }
     }
-    Some(Transition {
-        key: instance.marker.clone(),
-        item,
-        before: stored,
-        after: desired,
-        base: Some((instance.base.clone(), as_read)),
-    })
+    Some((after, item))
 }
 
 /// A marker as stored.

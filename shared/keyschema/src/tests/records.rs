@@ -200,6 +200,26 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             };
             same(m, vec![c.to_string(), r.to_string(), shard.to_string()])
         }),
+        (user(), user(), ulid()).prop_map(|(u, a, r)| {
+            let week = domain::time::iso_week(r.timestamp_ms());
+            let slot = Slot { reviews: [(ReviewId::from_ulid(r), 4)].into(), gone: Default::default(), rev: 1 };
+            let s = RatingSlot { reviewed_user_id: u.clone(), author_id: a.clone(), week: week.clone(), slot };
+            same(s, vec![u.to_string(), a.to_string(), week])
+        }),
+        (slug(), user(), user(), ulid()).prop_map(|(c, u, a, r)| {
+            let c: CategoryId = c.parse().unwrap();
+            let week = domain::time::iso_week(r.timestamp_ms());
+            let shard = domain::shard::category_rating_slot_shard(&a);
+            let s = CategoryRatingSlot {
+                category_id: c.clone(),
+                shard,
+                reviewed_user_id: u.clone(),
+                author_id: a.clone(),
+                week: week.clone(),
+                slot: Slot::default(),
+            };
+            same(s, vec![c.to_string(), shard.to_string(), a.to_string(), u.to_string(), week])
+        }),
         (slug(), "[a-zà-ÿ0-9]{1,12}\\*?", ulid()).prop_map(|(c, term, l)| {
             let (c, l): (CategoryId, ListingId) = (c.parse().unwrap(), ListingId::from_ulid(l));
             let p = Posting { term: term.clone(), listing_id: l, words: "blue mug".into(), category_id: c };
