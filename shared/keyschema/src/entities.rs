@@ -9,8 +9,6 @@
 use crate::decl::{EntityDecl, IndexDecl, Keeper, Keeping, KeyDecl, BY_WRITE};
 use crate::table::{EntityType, Index};
 
-pub use crate::entity::{Entity, ReadAs};
-
 const fn key(index: Index, pk: &'static str, sk: &'static str) -> KeyDecl {
     KeyDecl { index, pk, sk }
 }

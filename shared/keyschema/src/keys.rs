@@ -6,7 +6,7 @@ use domain::ids::{BrandId, CategoryId, Email, ListingId, MessageId, OrderId, Pro
 
 use crate::decl::SchemaError;
 use crate::entities;
-use crate::entities::Entity;
+use crate::entity::Entity;
 use crate::key::EntityKey;
 use crate::records;
 use crate::value::Value;

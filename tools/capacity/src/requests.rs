@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use domain::ids::{BrandId, CategoryId, ListingId, OrderId, ProductId, ReviewId, UserId};
 use domain::model::{ListingStatus, Money, OrderStatus, UserRole};
 use keyschema::decl::{EntityDecl, SchemaError};
-use keyschema::entities::Entity;
 use keyschema::table::Index;
 use keyschema::value::Attrs;
+use keyschema::Entity;
 use keyschema::{keys, Change, Key, KeyQuery};
 
 /// The entities one evaluation uses: the hot ones of each skew dimension,

@@ -8,7 +8,7 @@ use domain::shard::order_shard;
 use proptest::prelude::*;
 use ulid::Ulid;
 
-use crate::entities::Entity;
+use crate::entity::Entity;
 use crate::table::EntityType;
 use crate::value::Attrs;
 
