@@ -21,6 +21,7 @@ mod price;
 mod reconcile;
 mod redrive;
 mod reviews;
+mod round_three;
 mod search;
 mod sharded_browse;
 mod sharded_reads;
