@@ -50,8 +50,11 @@ struct NewListing {
 /// Lists an item for sale; the seller is the caller. Its category is read
 /// (it existed when read; cached, see `api::cache`; its `listingShards`
 /// picks the listing's browse shard) and so is the seller (only signed-up
-/// users sell); then one `TransactWriteItems`: the listing put if absent
-/// and, the first time, the seller's role set to `both`.
+/// users sell). A seller not yet `both` becomes it first, in an
+/// `UpdateItem` of its own ([`become_seller`]); then one
+/// `TransactWriteItems` puts the listing if absent (a transaction for its
+/// `ClientRequestToken`: the SDK's retry of a put that applied is not a
+/// conflict).
 async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let body: NewListing = req.json()?;
@@ -91,18 +94,37 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     };
     let seller = app.store.get::<User>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
-        return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
+        return Err(not_signed_up());
     };
+    // Written only until it is `both` (a busy seller's item is not
+    // rewritten by every listing).
+    if seller.role != UserRole::Both {
+        become_seller(app, &caller.user_id, &now).await?;
+    }
     let mut tx = app.store.transaction();
     tx.put_new("listing", &listing)?;
-    // The seller's record is written only the first time (a busy seller's
-    // item is not rewritten by every listing).
-    if seller.role != UserRole::Both {
-        tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
-    }
-    match tx.send().await {
-        Ok(()) => Response::created(&listing),
-        Err(e) if e.failed("seller") => Err(ApiError::forbidden("sign up (POST /users) before listing items")),
+    tx.send().await?;
+    Response::created(&listing)
+}
+
+fn not_signed_up() -> ApiError {
+    ApiError::forbidden("sign up (POST /users) before listing items")
+}
+
+/// Sets the seller's role to `both` unless it is already
+/// (`write::user::become_seller`), before the listing is written, not in
+/// its transaction: a seller's first listings posted at once would each
+/// hold the seller's item in their transactions, and transactions holding
+/// one item at once cancel each other (`TransactionConflict`; 409s for a
+/// bulk import). Single writes of one item do not: of concurrent first
+/// listings one sets the role and the others find it set (their condition
+/// fails on an item already `both`, which is success here). Before the
+/// listing, so no listing exists whose seller is not `both`; if the
+/// listing then fails, the user is `both` with no listing yet.
+async fn become_seller(app: &Deps, seller: &UserId, now: &str) -> Result<(), ApiError> {
+    match app.store.update(&write::user::become_seller(seller, now)?).await {
+        Ok(_) | Err(StoreError::ConditionFailed(Some(_))) => Ok(()),
+        Err(StoreError::ConditionFailed(None)) => Err(not_signed_up()),
         Err(e) => Err(e.into()),
     }
 }
