@@ -9,11 +9,12 @@ mod browse;
 mod near;
 mod search;
 
+use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::geo::{self, Location};
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Category, Listing, ListingStatus, Money, User, UserRole};
+use domain::model::{Category, IdempotencyRecord, Listing, ListingStatus, Money, User, UserRole};
 use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
@@ -47,6 +48,9 @@ struct NewListing {
     location: Option<Location>,
 }
 
+/// The route's name in its idempotency records.
+const ROUTE: &str = "listings";
+
 /// Lists an item for sale; the seller is the caller. Its category is read
 /// (it existed when read; cached, see `api::cache`; its `listingShards`
 /// picks the listing's browse shard) and so is the seller (only signed-up
@@ -55,12 +59,25 @@ struct NewListing {
 /// `TransactWriteItems` puts the listing if absent (a transaction for its
 /// `ClientRequestToken`: the SDK's retry of a put that applied is not a
 /// conflict).
+///
+/// An optional `Idempotency-Key` ([`api::idempotency`], route `listings`,
+/// as `POST /orders` takes one): its record, naming the listing, is put if
+/// absent in the listing's transaction, so a key is taken exactly when its
+/// listing is written. A retry finds the record taken (the transaction's
+/// failed condition returns it) and answers that listing as it is now
+/// (201, replayed), never a second one, however retries race; the key with
+/// another body is a 422.
 async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let body: NewListing = req.json()?;
     if body.price == Money::default() {
         return Err(ApiError::bad_request("invalid body: `price`: must be greater than 0"));
     }
+    // The request as read identifies it for its key.
+    let description = body.description.as_ref().map(Description::as_str);
+    let request = (body.title.as_str(), body.price, &body.category_id, description, body.location);
+    let request = serde_json::to_vec(&request).map_err(ApiError::internal)?;
+    let key = Idempotency::of(&req, &caller.user_id, ROUTE, &request)?;
     // Read, not condition-checked in the transaction: every new listing of
     // a category would otherwise hold the category's item (a hot key).
     let Some(category) = api::cache::found::<Category>(&app.store, &keys::category(&body.category_id)?).await? else {
@@ -101,10 +118,37 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     if seller.role != UserRole::Both {
         become_seller(app, &caller.user_id, &now).await?;
     }
+    let key = key.map(|k| k.with_listing(listing_id));
     let mut tx = app.store.transaction();
+    if let Some(key) = &key {
+        key.put_in(&mut tx)?;
+    }
     tx.put_new("listing", &listing)?;
-    tx.send().await?;
-    Response::created(&listing)
+    let err = match tx.send().await {
+        Ok(()) => return Response::created(&listing),
+        Err(e) => e,
+    };
+    let Some(key) = key else { return Err(err.into()) };
+    let first = match key.taken_by(&err)? {
+        Some(first) => Some(first),
+        // Still conflicting after the store's retries: perhaps with the
+        // request this one retries, which may hold the key by now.
+        None if err.is_transaction_conflict() => key.seen(&app.store).await?,
+        None => None,
+    };
+    match first {
+        Some(first) => replay(app, &first).await,
+        None => Err(err.into()),
+    }
+}
+
+/// The answer to a request whose key was taken by the same request: the
+/// listing it created, as it is now, marked replayed.
+async fn replay(app: &Deps, first: &IdempotencyRecord) -> Result<Response, ApiError> {
+    let lost = || ApiError::internal("idempotency record without its listing");
+    let id = first.listing_id.ok_or_else(lost)?;
+    let listing = app.store.get_consistent::<Listing>(&keys::listing(&id)?).await?.ok_or_else(lost)?;
+    Ok(Response::created(&listing)?.replayed())
 }
 
 fn not_signed_up() -> ApiError {
