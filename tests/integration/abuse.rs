@@ -13,16 +13,21 @@ const SHARDS: u16 = 10;
 const L1: &str = "01JF8Z6A000000000000000001"; // alice's, active
 
 /// Defect 3: the admin group matches whole group names only; a claim that
-/// parses ambiguously grants nothing.
+/// parses ambiguously grants nothing. (Third round, defect 6: the claim is
+/// read only as the authorizer flattens it, `[a b]`; what looks like a JSON
+/// array is the flattening of group names with quotes, not `admin`.)
 #[tokio::test]
 async fn the_admin_group_is_matched_by_whole_names() {
     let t = TestTable::with_demo_data().await;
     let find = |who: As| req("GET /users").query("email", "bob@example.com").by(who);
-    for claim in ["[admin]", "[ops admin]", "[\"admin\"]", "[\"ops\",\"admin\"]", "[\"ops\", \"admin\"]"] {
+    for claim in ["[admin]", "[ops admin]", "[admin ops]"] {
         let r = users(&t.deps, find(As::Groups("ops-1", claim))).await;
         assert_eq!(r.status, 200, "{claim}: {:?}", r.body);
     }
     for claim in [
+        "[\"admin\"]",
+        "[\"ops\",\"admin\"]",
+        "[\"ops\", \"admin\"]",
         "[\"partners,admin\"]",
         "[\"\\\"admin\\\"\"]",
         "[partners,admin]",

@@ -16,12 +16,13 @@ async fn create(t: &TestTable, by: &'static str, title: &str, category: &str) ->
 }
 
 #[tokio::test]
-async fn create_makes_a_buyer_a_seller_in_one_transaction() {
+async fn create_makes_a_buyer_a_seller() {
     let t = TestTable::with_demo_data().await;
     let r = create(&t, "bob", "Old lamp", "pottery").await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     assert_eq!((r.body["sellerId"].as_str(), r.body["status"].as_str()), (Some("bob"), Some("active")));
-    assert_eq!(t.requests(), ["GetItem", "GetItem", "TransactWriteItems"], "category and seller read");
+    let first = ["GetItem", "GetItem", "UpdateItem", "TransactWriteItems"];
+    assert_eq!(t.requests(), first, "category and seller read, the role set, the listing put");
     let bob = users(&t.deps, req("GET /users/{userId}").path("userId", "bob").by(As::User("bob"))).await;
     assert_eq!(bob.body["role"], "both");
     t.requests();

@@ -22,6 +22,7 @@ mod price;
 mod reconcile;
 mod redrive;
 mod reviews;
+mod round_three;
 mod search;
 mod sharded_browse;
 mod sharded_reads;

@@ -9,6 +9,7 @@ mod browse;
 mod near;
 mod search;
 
+use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
 use domain::answers::{ListingAnswer, ListingCard};
@@ -19,6 +20,7 @@ use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
+use keyschema::records::IdempotencyRecord;
 use keyschema::write::{self, attr};
 use keyschema::{Change, Cond, Value};
 use serde::Deserialize;
@@ -48,17 +50,36 @@ struct NewListing {
     location: Option<Location>,
 }
 
+/// The route's name in its idempotency records.
+const ROUTE: &str = "listings";
+
 /// Lists an item for sale; the seller is the caller. Its category is read
 /// (it existed when read; cached, see `api::cache`; its `listingShards`
 /// picks the listing's browse shard) and so is the seller (only signed-up
-/// users sell); then one `TransactWriteItems`: the listing put if absent
-/// and, the first time, the seller's role set to `both`.
+/// users sell). A seller not yet `both` becomes it first, in an
+/// `UpdateItem` of its own ([`become_seller`]); then one
+/// `TransactWriteItems` puts the listing if absent (a transaction for its
+/// `ClientRequestToken`: the SDK's retry of a put that applied is not a
+/// conflict).
+///
+/// An optional `Idempotency-Key` ([`api::idempotency`], route `listings`,
+/// as `POST /orders` takes one): its record, naming the listing, is put if
+/// absent in the listing's transaction, so a key is taken exactly when its
+/// listing is written. A retry finds the record taken (the transaction's
+/// failed condition returns it) and answers that listing as it is now
+/// (201, replayed), never a second one, however retries race; the key with
+/// another body is a 422.
 async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let body: NewListing = req.json()?;
     if body.price == Money::default() {
         return Err(ApiError::bad_request("invalid body: `price`: must be greater than 0"));
     }
+    // The request as read identifies it for its key.
+    let description = body.description.as_ref().map(Description::as_str);
+    let request = (body.title.as_str(), body.price, &body.category_id, description, body.location);
+    let request = serde_json::to_vec(&request).map_err(ApiError::internal)?;
+    let key = Idempotency::of(&req, &caller.user_id, ROUTE, &request)?;
     // Read, not condition-checked in the transaction: every new listing of
     // a category would otherwise hold the category's item (a hot key).
     let Some(category) = api::cache::found::<Category, _>(&app.store, &keys::category(&body.category_id)?).await?
@@ -92,18 +113,64 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     .locate(location);
     let seller = app.store.get::<User, _>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
-        return Err(ApiError::forbidden("sign up (POST /users) before listing items"));
+        return Err(not_signed_up());
     };
-    let mut tx = app.store.transaction();
-    tx.put_new("listing", &listing)?;
-    // The seller's record is written only the first time (a busy seller's
-    // item is not rewritten by every listing).
+    // Written only until it is `both` (a busy seller's item is not
+    // rewritten by every listing).
     if seller.role != UserRole::Both {
-        tx.update("seller", &write::user::become_seller(&caller.user_id, &now)?)?;
+        become_seller(app, &caller.user_id, &now).await?;
     }
-    match tx.send().await {
-        Ok(()) => Response::created(&ListingAnswer::from(listing)),
-        Err(e) if e.failed("seller") => Err(ApiError::forbidden("sign up (POST /users) before listing items")),
+    let key = key.map(|k| k.with_listing(listing_id));
+    let mut tx = app.store.transaction();
+    if let Some(key) = &key {
+        key.put_in(&mut tx)?;
+    }
+    tx.put_new("listing", &listing)?;
+    let err = match tx.send().await {
+        Ok(()) => return Response::created(&ListingAnswer::from(listing)),
+        Err(e) => e,
+    };
+    let Some(key) = key else { return Err(err.into()) };
+    let first = match key.taken_by(&err)? {
+        Some(first) => Some(first),
+        // Still conflicting after the store's retries: perhaps with the
+        // request this one retries, which may hold the key by now.
+        None if err.is_transaction_conflict() => key.seen(&app.store).await?,
+        None => None,
+    };
+    match first {
+        Some(first) => replay(app, &first).await,
+        None => Err(err.into()),
+    }
+}
+
+/// The answer to a request whose key was taken by the same request: the
+/// listing it created, as it is now, marked replayed.
+async fn replay(app: &Deps, first: &IdempotencyRecord) -> Result<Response, ApiError> {
+    let lost = || ApiError::internal("idempotency record without its listing");
+    let id = first.listing_id.ok_or_else(lost)?;
+    let listing = app.store.get_consistent::<Listing, _>(&keys::listing(&id)?).await?.ok_or_else(lost)?;
+    Ok(Response::created(&ListingAnswer::from(listing))?.replayed())
+}
+
+fn not_signed_up() -> ApiError {
+    ApiError::forbidden("sign up (POST /users) before listing items")
+}
+
+/// Sets the seller's role to `both` unless it is already
+/// (`write::user::become_seller`), before the listing is written, not in
+/// its transaction: a seller's first listings posted at once would each
+/// hold the seller's item in their transactions, and transactions holding
+/// one item at once cancel each other (`TransactionConflict`; 409s for a
+/// bulk import). Single writes of one item do not: of concurrent first
+/// listings one sets the role and the others find it set (their condition
+/// fails on an item already `both`, which is success here). Before the
+/// listing, so no listing exists whose seller is not `both`; if the
+/// listing then fails, the user is `both` with no listing yet.
+async fn become_seller(app: &Deps, seller: &UserId, now: &str) -> Result<(), ApiError> {
+    match app.store.update(&write::user::become_seller(seller, now)?).await {
+        Ok(_) | Err(StoreError::ConditionFailed(Some(_))) => Ok(()),
+        Err(StoreError::ConditionFailed(None)) => Err(not_signed_up()),
         Err(e) => Err(e.into()),
     }
 }

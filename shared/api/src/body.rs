@@ -1,7 +1,10 @@
 //! A request's JSON body, read strictly: exactly one JSON object and
 //! nothing after it, no member named twice, no member given as `null` (an
 //! optional field is left out), a number with a zero fraction read as an
-//! integer (as JSON Schema does). Errors name the offending field.
+//! integer (as JSON Schema does), and an object never given as an array, at
+//! any depth ([`objects`]). Errors name the offending field.
+
+mod objects;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -17,7 +20,9 @@ impl Request {
     /// The JSON body as `T`. Types reject unknown fields; the body may not
     /// name a member twice nor give any member as `null` (an optional field
     /// is left out); a number with a zero fraction (`2.0`) is an integer, as
-    /// in JSON Schema. Errors name the offending field.
+    /// in JSON Schema; a struct (or map) given a JSON array is an error at
+    /// any depth, where serde would read the array as the fields in order.
+    /// Errors name the offending field.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
         let raw = self.event().body.as_deref().unwrap_or_default();
         let bytes = if self.event().is_base64_encoded {
@@ -43,7 +48,7 @@ impl Request {
                 "invalid body: `{path}`: must not be null (leave an optional field out)"
             )));
         }
-        serde_path_to_error::deserialize(value).map_err(body_error)
+        serde_path_to_error::deserialize(objects::Objects(value)).map_err(body_error)
     }
 }
 
@@ -219,5 +224,85 @@ mod tests {
         assert!(ok(r#"{"n": "#).unwrap_err().contains("malformed JSON"));
         assert!(ok("null").unwrap_err().contains("invalid body"));
         assert!(ok(" ").unwrap_err().contains("body is required"));
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Point {
+        lat: f64,
+        lon: f64,
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        id: String,
+        qty: u32,
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    struct Wrapped(Point);
+
+    #[derive(Debug, serde::Deserialize, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Shape {
+        Circle { centre: Point, r: f64 },
+        Dot(Point),
+        Nothing,
+    }
+
+    #[derive(Debug, serde::Deserialize, PartialEq, Default)]
+    #[serde(deny_unknown_fields)]
+    struct Nested {
+        at: Option<Point>,
+        lines: Option<Vec<Line>>,
+        grid: Option<Vec<Vec<Line>>>,
+        wrapped: Option<Wrapped>,
+        shape: Option<Shape>,
+        list: Option<Vec<u8>>,
+        pair: Option<(u8, u8)>,
+    }
+
+    /// An array is never read as an object, at any depth: serde's derived
+    /// structs accept a sequence of their fields in order unless the
+    /// deserializer refuses it (`"at":[45,170]` would be lat 45, lon 170).
+    #[test]
+    fn an_array_is_never_an_object_at_any_depth() {
+        let read = |b: &str| with_body(b).json::<Nested>().map_err(|e| e.message);
+        for (bad, field) in [
+            (r#"{"at":[45,170]}"#, "`at`"),
+            (r#"{"lines":[["01JF8Z5Q000000000000000001",1]]}"#, "`lines[0]`"),
+            (r#"{"lines":[{"id":"a","qty":1},["b",2]]}"#, "`lines[1]`"),
+            (r#"{"grid":[[{"id":"a","qty":1}],[["b",2]]]}"#, "`grid[1][0]`"),
+            (r#"{"wrapped":[45,170]}"#, "`wrapped`"),
+            (r#"{"shape":{"circle":[[1,2],3]}}"#, "`shape.circle`"),
+            (r#"{"shape":{"circle":{"centre":[1,2],"r":3}}}"#, "`shape.circle.centre`"),
+            (r#"{"shape":{"dot":[1,2]}}"#, "`shape.dot`"),
+        ] {
+            let message = read(bad).expect_err(bad);
+            assert!(message.contains(field), "{bad}: {message}");
+            assert!(message.contains("must be a JSON object, not an array"), "{bad}: {message}");
+        }
+        let all = r#"{"at":{"lat":45,"lon":170},"lines":[{"id":"a","qty":1}],"grid":[[{"id":"b","qty":2}]],
+            "wrapped":{"lat":1,"lon":2},"shape":{"circle":{"centre":{"lat":3,"lon":4},"r":5}},"list":[1,2],"pair":[3,4]}"#;
+        let read_all = read(all).expect("objects, and arrays where arrays belong");
+        assert_eq!(read_all.at, Some(Point { lat: 45.0, lon: 170.0 }));
+        assert_eq!(read_all.lines, Some(vec![Line { id: "a".into(), qty: 1 }]));
+        assert_eq!(read_all.grid, Some(vec![vec![Line { id: "b".into(), qty: 2 }]]));
+        assert_eq!(read_all.wrapped, Some(Wrapped(Point { lat: 1.0, lon: 2.0 })));
+        assert_eq!(read_all.shape, Some(Shape::Circle { centre: Point { lat: 3.0, lon: 4.0 }, r: 5.0 }));
+        assert_eq!((read_all.list, read_all.pair), (Some(vec![1, 2]), Some((3, 4))));
+        assert_eq!(read(r#"{"shape":"nothing"}"#).map(|n| n.shape), Ok(Some(Shape::Nothing)));
+        assert_eq!(
+            read(r#"{"shape":{"dot":{"lat":1,"lon":2}}}"#).map(|n| n.shape),
+            Ok(Some(Shape::Dot(Point { lat: 1.0, lon: 2.0 })))
+        );
+        assert!(
+            read(r#"{"shape":{"dot":{"lat":1,"lon":2},"circle":{"centre":{"lat":1,"lon":2},"r":1}}}"#).is_err(),
+            "an enum is one member"
+        );
+        assert!(read(r#"{"at":{"lat":1,"lon":2,"lat":3}}"#).unwrap_err().contains("duplicate field `lat`"));
+        assert!(read(r#"{"at":{"lat":1}}"#).unwrap_err().contains("`at`: missing field `lon`"));
+        assert_eq!(read("{}"), Ok(Nested::default()));
     }
 }

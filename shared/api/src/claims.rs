@@ -8,7 +8,7 @@ use crate::ApiError;
 /// Claim naming the caller.
 pub const SUB_CLAIM: &str = "sub";
 /// Claim listing the caller's groups; API Gateway hands arrays over as a
-/// string such as `[admin]` or `[admin ops]`.
+/// string such as `[admin]` or `[admin ops]` (see [`groups`]).
 pub const GROUPS_CLAIM: &str = "cognito:groups";
 /// The group whose members are admins.
 pub const ADMIN_GROUP: &str = "admin";
@@ -47,19 +47,23 @@ impl Caller {
     }
 }
 
-/// The group names of a `cognito:groups` claim, in the two forms API
-/// Gateway's JWT authorizer is reported to hand over: a JSON array
-/// (`["admin","partners"]`) or the bracketed, space-separated string
-/// (`[admin partners]`). Anything else, or a name that could be read two
-/// ways (a comma, a quote, a bracket or whitespace inside it), gives no
-/// groups at all: a claim that parses ambiguously grants nothing.
+/// The group names of a `cognito:groups` claim in the one form the HTTP
+/// API's JWT authorizer delivers it: the payload's claims are a map of
+/// strings (AWS's payload format 2.0, `requestContext.authorizer.jwt.claims`;
+/// `aws_lambda_events` types it so), and an array claim arrives flattened to
+/// its elements between brackets, separated by spaces (`[admin partners]`;
+/// the local stack flattens the same way). A JSON array is not read as one:
+/// the authorizer never sends that form, and `["admin"]` is what the
+/// flattening makes of a group named `"admin"` (quotes are legal in Cognito
+/// group names), so reading it as JSON would make that group the admin
+/// group. Cognito group names hold no whitespace, so the split at spaces is
+/// exact for them; a name holding a comma, a quote, a bracket or a
+/// backslash (a claim another reader could take for JSON or a comma list),
+/// or a claim in any other form, gives no groups at all: it grants nothing.
 pub fn groups(claim: &str) -> Vec<String> {
     let claim = claim.trim();
     let clean =
         |g: &str| !g.is_empty() && !g.chars().any(|c| matches!(c, ',' | '"' | '[' | ']' | '\\') || c.is_whitespace());
-    if let Ok(names) = serde_json::from_str::<Vec<String>>(claim) {
-        return if names.iter().all(|g| clean(g)) { names } else { Vec::new() };
-    }
     match claim.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
         Some(inner) => {
             let names: Vec<String> = inner.split_whitespace().map(str::to_owned).collect();
@@ -84,12 +88,16 @@ mod tests {
 
     #[test]
     fn groups_claim_forms() {
-        for yes in
-            ["[admin]", "[ops admin]", "[ops  admin ]", "[\"admin\"]", "[\"ops\",\"admin\"]", " [\"ops\", \"admin\"] "]
-        {
+        for yes in ["[admin]", "[ops admin]", "[ops  admin ]", " [admin ops] "] {
             assert!(groups_contain(yes, "admin"), "{yes}");
         }
+        // The flattening of the groups `"admin"`, `"ops","admin"` and
+        // `"ops",` with `"admin"`: JSON arrays to the eye, never the admin group.
         for no in [
+            "[\"admin\"]",
+            "[\"ops\",\"admin\"]",
+            "[\"ops\", \"admin\"]",
+            " [\"ops\", \"admin\"] ",
             "[\"partners,admin\"]",
             "[\"\\\"admin\\\"\"]",
             "[partners,admin]",

@@ -1,6 +1,8 @@
 //! `Idempotency-Key`: one mechanism for every route that takes one.
 //!
-//! A key is remembered per caller and per route
+//! Routes: `POST /orders` (required, route `orders`), `POST /listings`
+//! (optional, `listings`), `POST /products/{productId}/stock` (optional,
+//! `stock`). A key is remembered per caller and per route
 //! (`IDEMPOTENCY#<callerId>#<route>#<key>`), with a hash of the request it
 //! came with, by a record put (only if absent) in the same transaction as
 //! the request's writes: the key is taken exactly when the request
@@ -11,7 +13,7 @@
 //! listing it sold or the stock it took, and then it answers that order,
 //! not a conflict.
 
-use domain::ids::{OrderId, UserId};
+use domain::ids::{ListingId, OrderId, UserId};
 use domain::time::now_ms;
 use keyschema::keys;
 use keyschema::records::IdempotencyRecord;
@@ -64,6 +66,7 @@ impl Idempotency {
                 key,
                 request_hash: hash(request),
                 order_id: None,
+                listing_id: None,
                 expires_at: now_ms() / 1000 + TTL_SECS,
             },
         }))
@@ -79,6 +82,13 @@ impl Idempotency {
     pub fn with_order(&self, order: OrderId) -> Self {
         let mut next = self.clone();
         next.record.order_id = Some(order);
+        next
+    }
+
+    /// The same key, remembering the listing this request creates.
+    pub fn with_listing(&self, listing: ListingId) -> Self {
+        let mut next = self.clone();
+        next.record.listing_id = Some(listing);
         next
     }
 

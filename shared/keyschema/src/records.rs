@@ -20,7 +20,7 @@ pub struct EmailGuard {
 }
 
 /// Remembers an `Idempotency-Key`: the request it came with and, for an
-/// order, the order it created.
+/// order or a listing, the order or listing it created.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IdempotencyRecord {
@@ -35,6 +35,9 @@ pub struct IdempotencyRecord {
     /// The order the first request created (order placements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_id: Option<OrderId>,
+    /// The listing the first request created (listing creations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_id: Option<ListingId>,
     /// Epoch seconds after which DynamoDB's TTL deletes it.
     pub expires_at: u64,
 }

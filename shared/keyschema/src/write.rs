@@ -253,9 +253,16 @@ pub mod user {
         Ok(Change::of(keys::user(id)?, now).set(attr::NAME, Value::s(name)).only_if(Cond::ItemExists))
     }
 
-    /// Makes a signed-up user a seller too (`role = both`; the user must exist).
+    /// Makes a signed-up user a seller too (`role = both`), only if the
+    /// user exists and is not `both` yet: a write of its own, which a
+    /// seller's concurrent first listings may all send (single writes of
+    /// one item do not cancel each other as transactions do), the first
+    /// applied and the others failing the condition on `both`.
     pub fn become_seller(id: &UserId, now: &str) -> Result<Change, SchemaError> {
-        Ok(Change::of(keys::user(id)?, now).set(attr::ROLE, v(UserRole::Both)).only_if(Cond::ItemExists))
+        Ok(Change::of(keys::user(id)?, now)
+            .set(attr::ROLE, v(UserRole::Both))
+            .only_if(Cond::ItemExists)
+            .only_if(Cond::Ne(attr::ROLE, v(UserRole::Both))))
     }
 }
 

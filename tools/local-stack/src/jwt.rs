@@ -29,11 +29,23 @@ fn mac(secret: &str, signing_input: &str) -> Hmac<Sha256> {
 
 /// Mints a token for `sub`, in the `admin` group if asked, valid for `ttl_secs`.
 pub fn mint(secret: &str, sub: &str, admin: bool, ttl_secs: u64) -> String {
-    let now = domain::time::now_ms() / 1000;
-    let mut claims = json!({ "sub": sub, "iat": now, "exp": now + ttl_secs, "iss": "local-stack" });
+    let mut claims = Map::new();
+    claims.insert("sub".into(), json!(sub));
     if admin {
-        claims["cognito:groups"] = json!(["admin"]);
+        claims.insert("cognito:groups".into(), json!(["admin"]));
     }
+    mint_claims(secret, claims, ttl_secs)
+}
+
+/// Mints a token with these claims (any JSON, as an identity provider
+/// issues them: `cognito:groups` is an array) and `iat`, `exp` and `iss`,
+/// valid for `ttl_secs`.
+pub fn mint_claims(secret: &str, mut claims: Map<String, Value>, ttl_secs: u64) -> String {
+    let now = domain::time::now_ms() / 1000;
+    claims.insert("iat".into(), json!(now));
+    claims.insert("exp".into(), json!(now + ttl_secs));
+    claims.insert("iss".into(), json!("local-stack"));
+    let claims = Value::Object(claims);
     let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
     let input = format!("{header}.{payload}");

@@ -232,6 +232,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 key: k.clone(),
                 request_hash: "h".into(),
                 order_id: None,
+                listing_id: None,
                 expires_at: 1,
             };
             same(r, vec![u.to_string(), route, k])
