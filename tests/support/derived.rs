@@ -130,10 +130,11 @@ pub async fn differences(store: &Store) -> Vec<String> {
     out.extend(user_slots.keys().filter(|k| !seen.contains(*k)).map(|k| format!("reviews {k:?} have no slot")));
     let mut seen = BTreeSet::new();
     for m in by_type(EntityType::CategoryRatingSlot).map(of::<CategoryRatingSlot>) {
-        let key = (m.category_id.to_string(), m.reviewed_user_id.to_string(), m.author_id.to_string(), m.week.clone());
+        let p = &m.pair;
+        let key = (m.category_id.to_string(), p.reviewed_user_id.to_string(), p.author_id.to_string(), p.week.clone());
         let want = category_slots.get(&key).cloned().unwrap_or_default();
-        if reviews_of(&m.slot) != want {
-            out.push(format!("category rating slot {key:?} holds {:?}, its reviews are {want:?}", m.slot.reviews));
+        if reviews_of(&p.slot) != want {
+            out.push(format!("category rating slot {key:?} holds {:?}, its reviews are {want:?}", p.slot.reviews));
         }
         seen.insert(key);
     }

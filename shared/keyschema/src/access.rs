@@ -10,7 +10,7 @@
 use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, UserId};
 use domain::values::{ListingStatus, OrderStatus};
 
-use crate::decl::{KeyDecl, SchemaError};
+use crate::decl::{IndexDecl, KeyDecl, SchemaError};
 use crate::entities::{brand, category, favorite, listing, order, order_item, order_message, product, review, user};
 use crate::query::KeyQuery;
 use crate::table::EntityType;
@@ -24,6 +24,25 @@ fn v(part: impl std::fmt::Display) -> Value {
 
 fn query(entity: EntityType, key: &KeyDecl, parts: &[(&str, Value)]) -> Result<KeyQuery, SchemaError> {
     key.query(parts).map_err(|source| SchemaError::Template { entity, index: "query", source })
+}
+
+/// One partition of a sharded index, newest first, optionally limited to
+/// the items whose id (`field`) lies in `range`.
+fn shard_newest_first(
+    entity: EntityType,
+    index: &IndexDecl,
+    partition: &[(&str, Value)],
+    field: &str,
+    range: Option<(Value, Value)>,
+) -> Result<KeyQuery, SchemaError> {
+    let q = match range {
+        None => query(entity, &index.key, partition)?,
+        Some((low, high)) => index
+            .key
+            .between(partition, &[(field, low)], &[(field, high)])
+            .map_err(|source| SchemaError::Template { entity, index: index.name, source })?,
+    };
+    Ok(q.newest_first())
 }
 
 // ---- Catalog (seed 003) -------------------------------------------------
@@ -92,14 +111,8 @@ pub fn category_listings(
     range: Option<(ListingId, ListingId)>,
 ) -> Result<KeyQuery, SchemaError> {
     let partition = [("categoryId", v(category)), ("shard", v(shard))];
-    let q = match range {
-        None => query(EntityType::Listing, &listing::BROWSE.key, &partition)?,
-        Some((low, high)) => listing::BROWSE
-            .key
-            .between(&partition, &[("listingId", v(low))], &[("listingId", v(high))])
-            .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "browse", source })?,
-    };
-    Ok(q.newest_first())
+    let range = range.map(|(low, high)| (v(low), v(high)));
+    shard_newest_first(EntityType::Listing, &listing::BROWSE, &partition, "listingId", range)
 }
 
 /// Beyond the seeds: one shard of a category's active listings by price,
@@ -230,14 +243,8 @@ pub fn orders_by_status_shard(
     range: Option<(OrderId, OrderId)>,
 ) -> Result<KeyQuery, SchemaError> {
     let partition = [("status", v(status)), ("shard", v(shard))];
-    let q = match range {
-        None => query(EntityType::Order, &order::BY_STATUS.key, &partition)?,
-        Some((low, high)) => order::BY_STATUS
-            .key
-            .between(&partition, &[("orderId", v(low))], &[("orderId", v(high))])
-            .map_err(|source| SchemaError::Template { entity: EntityType::Order, index: "by_status", source })?,
-    };
-    Ok(q.newest_first())
+    let range = range.map(|(low, high)| (v(low), v(high)));
+    shard_newest_first(EntityType::Order, &order::BY_STATUS, &partition, "orderId", range)
 }
 
 /// One shard of the rating markers of a category.

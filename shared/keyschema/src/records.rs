@@ -176,15 +176,9 @@ pub struct CategoryRatingSlot {
     pub category_id: CategoryId,
     /// Its marker shard ([`domain::shard::category_rating_slot_shard`] of the author).
     pub shard: u16,
-    /// Whose reviews.
-    pub reviewed_user_id: UserId,
-    /// Who wrote them.
-    pub author_id: UserId,
-    /// The ISO week (`2026-W48`) of the reviews' ids.
-    pub week: String,
-    /// Its reviews.
+    /// The pair, the week and their reviews (as the user's slot has them).
     #[serde(flatten)]
-    pub slot: Slot,
+    pub pair: RatingSlot,
 }
 
 /// A listing's posting under one search term ([`domain::words::Term`]),

@@ -197,10 +197,7 @@ impl Transaction {
 
     /// Puts a raw `item` only if no item has its primary key.
     pub fn put_item_new(&mut self, name: impl Into<ActionName>, item: Item) -> Result<&mut Self, StoreError> {
-        let e = Expression::default().condition(&[Cond::NotExists(PK)]);
-        let put = conditioned!(Put::builder(), &self.table, e).set_item(Some(item)).build().map_err(invalid)?;
-        self.push(name, TransactWriteItem::builder().put(put).build());
-        Ok(self)
+        self.put_item_if(name, item, &[Cond::NotExists(PK)])
     }
 
     /// Puts a raw `item` (replacing the one with its key) if `condition` holds.

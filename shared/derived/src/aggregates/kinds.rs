@@ -43,6 +43,16 @@ pub fn week_of(review: &ReviewId) -> String {
     domain::time::iso_week(review.ulid().timestamp_ms())
 }
 
+/// The user's slot a review is in (no reviews held yet).
+fn pair_of(review: &Review) -> RatingSlot {
+    RatingSlot {
+        reviewed_user_id: review.reviewed_user_id.clone(),
+        author_id: review.author_id.clone(),
+        week: week_of(&review.review_id),
+        slot: Slot::default(),
+    }
+}
+
 /// A count of a review into a slot marker.
 fn slot_count<E: Entity>(
     aggregate: Aggregate,
@@ -90,15 +100,9 @@ impl Counted for UserRatings {
 
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
-        let (reviewed, author, week) = (&review.reviewed_user_id, &review.author_id, week_of(&review.review_id));
-        let slot = RatingSlot {
-            reviewed_user_id: reviewed.clone(),
-            author_id: author.clone(),
-            week: week.clone(),
-            slot: Slot::default(),
-        };
-        let marker = keys::rating_slot(reviewed, author, &week)?;
-        Ok(Some(slot_count(Self::of(reviewed)?, marker, &slot, review, inserted)?))
+        let slot = pair_of(review);
+        let marker = keys::rating_slot(&slot.reviewed_user_id, &slot.author_id, &slot.week)?;
+        Ok(Some(slot_count(Self::of(&slot.reviewed_user_id)?, marker, &slot, review, inserted)?))
     }
 
     fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
@@ -141,23 +145,19 @@ impl Counted for CategoryRatings {
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let Some(category) = &review.category_id else { return Ok(None) };
-        let (reviewed, author, week) = (&review.reviewed_user_id, &review.author_id, week_of(&review.review_id));
-        let slot = CategoryRatingSlot {
-            category_id: category.clone(),
-            shard: domain::shard::category_rating_slot_shard(author),
-            reviewed_user_id: reviewed.clone(),
-            author_id: author.clone(),
-            week: week.clone(),
-            slot: Slot::default(),
-        };
-        let marker = keys::category_rating_slot(category, author, reviewed, &week)?;
+        let pair = pair_of(review);
+        let marker = keys::category_rating_slot(category, &pair.author_id, &pair.reviewed_user_id, &pair.week)?;
+        let shard = domain::shard::category_rating_slot_shard(&pair.author_id);
+        let slot = CategoryRatingSlot { category_id: category.clone(), shard, pair };
         Ok(Some(slot_count(Self::of(category)?, marker, &slot, review, inserted)?))
     }
 
     fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
-        let Body::CategoryRatingSlot(s) = &image.body else { return Ok(None) };
-        let marker = keys::category_rating_slot(&s.category_id, &s.author_id, &s.reviewed_user_id, &s.week)?.into();
-        Ok(Some((Self::of(&s.category_id)?, slot_instances(marker, &s.reviewed_user_id, &s.slot)?)))
+        let Body::CategoryRatingSlot(CategoryRatingSlot { category_id, pair: p, .. }) = &image.body else {
+            return Ok(None);
+        };
+        let marker = keys::category_rating_slot(category_id, &p.author_id, &p.reviewed_user_id, &p.week)?.into();
+        Ok(Some((Self::of(category_id)?, slot_instances(marker, &p.reviewed_user_id, &p.slot)?)))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {

@@ -210,14 +210,13 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             let c: CategoryId = c.parse().unwrap();
             let week = domain::time::iso_week(r.timestamp_ms());
             let shard = domain::shard::category_rating_slot_shard(&a);
-            let s = CategoryRatingSlot {
-                category_id: c.clone(),
-                shard,
+            let pair = RatingSlot {
                 reviewed_user_id: u.clone(),
                 author_id: a.clone(),
                 week: week.clone(),
                 slot: Slot::default(),
             };
+            let s = CategoryRatingSlot { category_id: c.clone(), shard, pair };
             same(s, vec![c.to_string(), shard.to_string(), a.to_string(), u.to_string(), week])
         }),
         (slug(), "[a-zà-ÿ0-9]{1,12}\\*?", ulid()).prop_map(|(c, term, l)| {
