@@ -68,6 +68,18 @@ pub fn free_port() -> io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// DynamoDB Local's usual port: the one `events/sam-local-env.json` names,
+/// so `sam local invoke --env-vars` reaches `./dev up`'s emulator.
+pub const PREFERRED_PORT: u16 = 8000;
+
+/// [`PREFERRED_PORT`] when nobody listens on it (on any address), else any free port.
+pub fn preferred_port() -> io::Result<u16> {
+    match TcpListener::bind(("0.0.0.0", PREFERRED_PORT)) {
+        Ok(_) => Ok(PREFERRED_PORT),
+        Err(_) => free_port(),
+    }
+}
+
 /// The emulator's JVM: the first JIT tier only and the serial collector.
 /// A test run or a laptop session is short, and with the JVM's defaults
 /// over a third of the emulator's CPU went to compiling and collecting.
@@ -77,12 +89,12 @@ pub const JVM_FLAGS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
 impl DynamoDbLocal {
     /// `DYNAMODB_ENDPOINT` if set; else installs (first time) and starts an
-    /// in-memory DynamoDB Local on a free port and waits until it answers.
+    /// in-memory DynamoDB Local on [`preferred_port`] and waits until it answers.
     pub fn start() -> io::Result<Self> {
         if let store::Endpoint::Url(endpoint) = store::Endpoint::from_env() {
             return Ok(DynamoDbLocal { endpoint, _lifeline: None });
         }
-        Self::spawn(free_port()?)
+        Self::spawn(preferred_port()?)
     }
 
     /// Starts DynamoDB Local on `port`, with [`JVM_FLAGS`].
