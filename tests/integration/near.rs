@@ -10,7 +10,7 @@ use domain::geo::Location;
 use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus, Money};
 use integration_tests::derived::set_raw;
-use integration_tests::{listings, process_stream, req, stream_records, As, TestTable};
+use integration_tests::{listings, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
 use keyschema::Entity;
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
@@ -53,35 +53,32 @@ async fn put_all(t: &TestTable, all: &[Listing]) {
 
 /// Every page of a walk: (id, distanceKm) in order; the most queries a page sent.
 async fn walk(t: &TestTable, at: Location, radius: f64, limit: u16) -> (Vec<(String, f64)>, usize) {
-    let (mut out, mut cursor, mut most) = (Vec::new(), None::<String>, 0);
-    t.requests();
-    loop {
-        let mut r = req("GET /listings/near")
-            .query("lat", at.lat)
-            .query("lon", at.lon)
-            .query("radiusKm", radius)
-            .query("limit", limit);
-        if let Some(c) = &cursor {
-            r = r.query("cursor", c);
-        }
-        let page = listings(&t.deps, r).await;
-        assert_eq!(page.status, 200, "{:?}", page.body);
-        // The cells' queries, then one read of the listings returned.
-        let mut sent = t.requests();
-        let read = if sent.last().is_some_and(|r| r == "BatchGetItem") { sent.pop() } else { None };
-        assert!(read.is_some() || page.items().is_empty(), "{sent:?}");
-        assert!(sent.iter().all(|r| r == "Query"), "{sent:?}");
-        most = most.max(sent.len());
-        out.extend(
-            page.items()
-                .iter()
-                .map(|l| (l["listingId"].as_str().unwrap().to_owned(), l["distanceKm"].as_f64().unwrap())),
-        );
-        cursor = page.next_cursor();
-        if cursor.is_none() {
-            return (out, most);
-        }
-    }
+    let (mut out, mut most) = (Vec::new(), 0);
+    let request = || near_request(at, radius, limit);
+    walk_pages(
+        t,
+        request,
+        |r| listings(&t.deps, r),
+        |page: &Reply, mut sent| {
+            // The cells' queries, then one read of the listings returned.
+            let read = if sent.last().is_some_and(|r| r == "BatchGetItem") { sent.pop() } else { None };
+            assert!(read.is_some() || page.items().is_empty(), "{sent:?}");
+            assert!(sent.iter().all(|r| r == "Query"), "{sent:?}");
+            most = most.max(sent.len());
+            out.extend(
+                page.items()
+                    .iter()
+                    .map(|l| (l["listingId"].as_str().unwrap().to_owned(), l["distanceKm"].as_f64().unwrap())),
+            );
+        },
+    )
+    .await;
+    (out, most)
+}
+
+/// `GET /listings/near` at `at` within `radius`, `limit` a page.
+fn near_request(at: Location, radius: f64, limit: u16) -> integration_tests::Req {
+    req("GET /listings/near").query("lat", at.lat).query("lon", at.lon).query("radiusKm", radius).query("limit", limit)
 }
 
 #[tokio::test]
@@ -234,34 +231,27 @@ async fn a_category_near_a_point_is_exact_and_bounded() {
             .filter(|(_, km)| *km <= radius)
             .collect();
         want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        let (mut got, mut cursor, mut early, mut pages, mut empty) = (Vec::new(), None::<String>, 0, 0, 0);
-        loop {
-            let mut r = req("GET /listings/near")
-                .query("lat", centre.lat)
-                .query("lon", centre.lon)
-                .query("radiusKm", radius)
-                .query("categoryId", category)
-                .query("limit", limit);
-            if let Some(c) = &cursor {
-                r = r.query("cursor", c);
-            }
-            let page = listings(&t.deps, r).await;
-            assert_eq!(page.status, 200, "{:?}", page.body);
-            early += usize::from(page.body["stoppedEarly"] == true);
-            empty += usize::from(page.body["stoppedEarly"] == true && page.items().is_empty());
-            got.extend(page.items().iter().map(|l| {
-                assert_eq!(l["categoryId"], category);
-                l["listingId"].as_str().unwrap().to_owned()
-            }));
-            pages += 1;
-            let next = page.next_cursor();
-            assert!(next != cursor || next.is_none(), "every page moves on");
-            cursor = next;
-            if cursor.is_none() {
-                break;
-            }
-            assert!(pages < 500, "the walk ends");
-        }
+        let (mut got, mut early, mut pages, mut empty, mut last) = (Vec::new(), 0, 0, 0, None::<String>);
+        let request = || near_request(centre, radius, limit).query("categoryId", category);
+        walk_pages(
+            &t,
+            request,
+            |r| listings(&t.deps, r),
+            |page: &Reply, _| {
+                early += usize::from(page.body["stoppedEarly"] == true);
+                empty += usize::from(page.body["stoppedEarly"] == true && page.items().is_empty());
+                got.extend(page.items().iter().map(|l| {
+                    assert_eq!(l["categoryId"], category);
+                    l["listingId"].as_str().unwrap().to_owned()
+                }));
+                pages += 1;
+                let next = page.next_cursor();
+                assert!(next != last || next.is_none(), "every page moves on");
+                last = next;
+                assert!(pages < 500, "the walk ends");
+            },
+        )
+        .await;
         let want: Vec<String> = want.into_iter().map(|(id, _)| id).collect();
         assert_eq!(got, want, "{category}, radius {radius}, limit {limit}");
         println!(

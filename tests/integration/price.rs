@@ -1,32 +1,26 @@
 //! Listings by price (beyond the seeds): a sparse GSI3 of active listings,
 //! price as zero-padded cents, kept with the browse flags.
 
-use integration_tests::{listings, orders, process_stream, req, stream_records, As, Reply, TestTable};
+use integration_tests::{listings, orders, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
 use serde_json::json;
 
 async fn by_price(t: &TestTable, query: &[(&str, &str)], limit: u16) -> Vec<(String, f64)> {
-    let (mut out, mut cursor) = (Vec::new(), None::<String>);
-    t.requests();
-    loop {
-        let mut r =
-            req("GET /categories/{categoryId}/listings").path("categoryId", "electronics").query("limit", limit);
-        for (k, v) in query {
-            r = r.query(k, v);
-        }
-        if let Some(c) = &cursor {
-            r = r.query("cursor", c);
-        }
-        let page: Reply = listings(&t.deps, r).await;
-        assert_eq!(page.status, 200, "{:?}", page.body);
-        assert_eq!(t.requests(), ["Query"], "one request per page");
-        out.extend(
-            page.items().iter().map(|l| (l["listingId"].as_str().unwrap().to_owned(), l["price"].as_f64().unwrap())),
-        );
-        cursor = page.next_cursor();
-        if cursor.is_none() {
-            return out;
-        }
-    }
+    let mut out = Vec::new();
+    let request = || {
+        let r = req("GET /categories/{categoryId}/listings").path("categoryId", "electronics").query("limit", limit);
+        query.iter().fold(r, |r, (k, v)| r.query(k, v))
+    };
+    walk_pages(
+        t,
+        request,
+        |r| listings(&t.deps, r),
+        |page: &Reply, sent| {
+            assert_eq!(sent, ["Query"], "one request per page");
+            out.extend(page.ids_and_prices());
+        },
+    )
+    .await;
+    out
 }
 
 #[tokio::test]

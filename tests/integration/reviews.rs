@@ -176,22 +176,18 @@ async fn put_reviews(t: &TestTable, specs: &[(&str, &str, u8)]) -> Vec<Review> {
 
 /// Pages through a list route; every page must be exactly one Query.
 async fn walk(t: &TestTable, r: impl Fn() -> Req, limit: u16) -> Vec<String> {
-    let (mut ids, mut cursor) = (Vec::new(), None::<String>);
-    t.requests();
-    loop {
-        let mut page = r().query("limit", limit);
-        if let Some(c) = &cursor {
-            page = page.query("cursor", c);
-        }
-        let reply = reviews(t, page).await;
-        assert_eq!(reply.status, 200, "{:?}", reply.body);
-        assert_eq!(t.requests(), ["Query"], "one request per page");
-        ids.extend(reply.item_field("reviewId"));
-        cursor = reply.next_cursor();
-        if cursor.is_none() {
-            return ids;
-        }
-    }
+    let mut ids = Vec::new();
+    integration_tests::walk_pages(
+        t,
+        || r().query("limit", limit),
+        |page| reviews(t, page),
+        |reply: &Reply, sent| {
+            assert_eq!(sent, ["Query"], "one request per page");
+            ids.extend(reply.item_field("reviewId"));
+        },
+    )
+    .await;
+    ids
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use integration_tests::{catalog, listings, process_stream, req, stream_records, As, Reply, TestTable};
+use integration_tests::{catalog, listings, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
 use maintenance::pace::Budget;
 use maintenance::reconcile::{self, Options};
 use serde_json::json;
@@ -15,33 +15,28 @@ use serde_json::json;
 /// Every page of a walk of `category` with `query`; asserts each page's
 /// requests: at most one category read, at most two queries per shard.
 async fn walk(t: &TestTable, category: &str, query: &[(&str, &str)], limit: u16, shards: usize) -> Vec<(String, f64)> {
-    let (mut out, mut cursor) = (Vec::new(), None::<String>);
-    t.requests();
-    loop {
-        let mut r = req("GET /categories/{categoryId}/listings").path("categoryId", category).query("limit", limit);
-        for (k, v) in query {
-            r = r.query(k, v);
-        }
-        if let Some(c) = &cursor {
-            r = r.query("cursor", c);
-        }
-        let page: Reply = listings(&t.deps, r).await;
-        assert_eq!(page.status, 200, "{:?}", page.body);
-        let sent = t.requests();
-        let queries = sent.iter().filter(|r| *r == "Query").count();
-        assert!(sent.iter().all(|r| r == "Query" || r == "GetItem"), "{sent:?}");
-        assert!(sent.iter().filter(|r| *r == "GetItem").count() <= 1, "{sent:?}");
-        assert!(queries <= 2 * shards, "{queries} queries over {shards} shards");
-        assert!(page.items().len() <= usize::from(limit));
-        out.extend(
-            page.items().iter().map(|l| (l["listingId"].as_str().unwrap().to_owned(), l["price"].as_f64().unwrap())),
-        );
-        cursor = page.next_cursor();
-        if cursor.is_none() {
-            return out;
-        }
-        assert!(page.items().len() == usize::from(limit), "full pages before the last");
-    }
+    let mut out = Vec::new();
+    let request = || {
+        let r = req("GET /categories/{categoryId}/listings").path("categoryId", category).query("limit", limit);
+        query.iter().fold(r, |r, (k, v)| r.query(k, v))
+    };
+    walk_pages(
+        t,
+        request,
+        |r| listings(&t.deps, r),
+        |page: &Reply, sent| {
+            let queries = sent.iter().filter(|r| *r == "Query").count();
+            assert!(sent.iter().all(|r| r == "Query" || r == "GetItem"), "{sent:?}");
+            assert!(sent.iter().filter(|r| *r == "GetItem").count() <= 1, "{sent:?}");
+            assert!(queries <= 2 * shards, "{queries} queries over {shards} shards");
+            assert!(page.items().len() <= usize::from(limit));
+            // Full pages before the last.
+            assert!(page.next_cursor().is_none() || page.items().len() == usize::from(limit));
+            out.extend(page.ids_and_prices());
+        },
+    )
+    .await;
+    out
 }
 
 async fn create(t: &TestTable, category: &str, price: f64, i: usize) -> String {

@@ -213,6 +213,32 @@ pub async fn sign_up_all(deps: &Deps, subs: &[&'static str]) {
 }
 
 /// Starts a request for a route key such as `GET /products/{productId}`.
+/// Every page of a list route: `send` answers `request` with the page's
+/// cursor (none for the first), until a page has no `nextCursor`; `each`
+/// sees each page and the requests it sent.
+pub async fn walk_pages<F: std::future::Future<Output = Reply>>(
+    t: &TestTable,
+    request: impl Fn() -> Req,
+    send: impl Fn(Req) -> F,
+    mut each: impl FnMut(&Reply, Vec<String>),
+) {
+    let mut cursor = None::<String>;
+    t.requests();
+    loop {
+        let mut r = request();
+        if let Some(c) = &cursor {
+            r = r.query("cursor", c);
+        }
+        let page = send(r).await;
+        assert_eq!(page.status, 200, "{:?}", page.body);
+        each(&page, t.requests());
+        cursor = page.next_cursor();
+        if cursor.is_none() {
+            return;
+        }
+    }
+}
+
 pub fn req(route: &str) -> Req {
     Req {
         route: route.to_owned(),
@@ -329,6 +355,13 @@ impl Reply {
     /// One field of each item.
     pub fn item_field(&self, field: &str) -> Vec<String> {
         self.items().iter().map(|i| i[field].as_str().unwrap_or_default().to_owned()).collect()
+    }
+
+    /// Each item's `listingId` and `price`.
+    pub fn ids_and_prices(&self) -> impl Iterator<Item = (String, f64)> + '_ {
+        self.items()
+            .iter()
+            .map(|l| (l["listingId"].as_str().expect("listingId").to_owned(), l["price"].as_f64().expect("price")))
     }
 
     /// The `nextCursor`.
