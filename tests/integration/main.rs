@@ -15,6 +15,7 @@ mod idempotency;
 mod listings;
 mod local_stack_http;
 mod messages;
+mod meter;
 mod near;
 mod orders;
 mod pair_ratings;
