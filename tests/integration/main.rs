@@ -2,6 +2,8 @@
 //! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
 
 mod abuse;
+mod bounds;
+mod bounds_orders;
 mod budget;
 mod capacity;
 mod catalog;

@@ -4,6 +4,8 @@
 
 pub mod derived;
 pub mod faults;
+pub mod hostile;
+pub mod metered;
 pub mod pricing;
 pub mod reads;
 mod reread;
