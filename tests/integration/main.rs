@@ -2,6 +2,8 @@
 //! or the endpoint in `DYNAMODB_ENDPOINT`). Each test uses its own table.
 
 mod abuse;
+mod bounds;
+mod bounds_orders;
 mod budget;
 mod capacity;
 mod catalog;
@@ -15,6 +17,7 @@ mod idempotency;
 mod listings;
 mod local_stack_http;
 mod messages;
+mod meter;
 mod near;
 mod orders;
 mod pair_ratings;

@@ -4,7 +4,11 @@
 
 pub mod derived;
 pub mod faults;
+pub mod hostile;
+pub mod metered;
+pub mod pricing;
 pub mod reads;
+mod reread;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -14,6 +18,7 @@ use api::aws_lambda_events::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpRes
 use api::aws_lambda_events::encodings::Body;
 use api::lambda_runtime::{Context, LambdaEvent};
 use api::Deps;
+use aws_sdk_dynamodb::config::SharedInterceptor;
 use local_stack::dynamodb_local::DynamoDbLocal;
 use serde_json::{json, Value};
 use store::Usage;
@@ -91,12 +96,12 @@ impl TestTable {
 
     /// A fresh, empty table whose client also reports every request to
     /// `usages` (beside the request log) and carries `extra` (a fault
-    /// injector) if given.
-    pub(crate) async fn with_client(usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
+    /// injector, a meter) if given.
+    pub(crate) async fn with_client(usages: Vec<Usage>, extra: Option<SharedInterceptor>) -> Self {
         Self::at(endpoint(), usages, extra).await
     }
 
-    async fn at(endpoint: &str, usages: Vec<Usage>, extra: Option<faults::Faults>) -> Self {
+    async fn at(endpoint: &str, usages: Vec<Usage>, extra: Option<SharedInterceptor>) -> Self {
         logs();
         let log = Usage::default();
         let name = format!("test-{}", ulid::Ulid::generate());
@@ -118,7 +123,7 @@ impl TestTable {
     /// [`faults::Faults`] (and logs requests like any other).
     pub async fn with_faults() -> (Self, faults::Faults) {
         let faults = faults::Faults::default();
-        let t = Self::with_client(Vec::new(), Some(faults.clone())).await;
+        let t = Self::with_client(Vec::new(), Some(SharedInterceptor::new(faults.clone()))).await;
         local_stack::demo::load(&t.deps.store).await.expect("demo data loads");
         t.log.take();
         (t, faults)
