@@ -77,9 +77,9 @@ fn reads_round_as_the_documentation_s_examples() {
     assert_eq!(price_query(&[], Read::Eventual).rcu, 0.5);
 }
 
-/// Puts `pk = METER, sk = ITEM#<i>` items of exactly `sizes` bytes by
-/// [`item_size`] (strings of 1- and 2-byte characters, a number, a list and
-/// a map each), straight to the table.
+/// Puts items of exactly `sizes` bytes by [`item_size`] in partition
+/// `METER`, one sort key each (strings of 1- and 2-byte characters, a
+/// number, a list and a map each), straight to the table.
 async fn put_sized(t: &TestTable, sizes: &[usize]) -> Vec<Item> {
     let mut out = Vec::new();
     for (i, size) in sizes.iter().enumerate() {
