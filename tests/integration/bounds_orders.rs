@@ -138,7 +138,6 @@ async fn messages_within_their_byte_bound() {
 }
 
 #[tokio::test]
-#[ignore = "bound not met yet: issue 33"]
 async fn product_lists_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     let h = Hostile::on(&t);

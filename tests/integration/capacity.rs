@@ -51,8 +51,8 @@ const NEAR: &[&str] = &{
 const CASES: &[Case] = &[
     case("catalog AP1", "GET /brands", Q, 0.5, 0.0),
     case("catalog AP2", "GET /categories", Q, 0.5, 0.0),
-    case("catalog AP3", "GET /products/{productId}", G, 0.5, 0.0),
-    case("catalog AP4-5", "POST /products/{productId}/stock", &["TransactWriteItems", "GetItem"], 1.0, 12.0),
+    case("catalog AP3", "GET /products/{productId}", Q, 0.5, 0.0),
+    case("catalog AP4-5", "POST /products/{productId}/stock", &["TransactWriteItems", "Query"], 1.0, 12.0),
     case("catalog AP6", "GET /brands/{brandId}/products", Q, 0.5, 0.0),
     case("catalog AP7", "GET /brands/{brandId}/products?categoryId=", Q, 0.5, 0.0),
     case("catalog AP8", "GET /categories/{categoryId}/products", Q, 0.5, 0.0),
@@ -61,7 +61,7 @@ const CASES: &[Case] = &[
     case("marketplace AP1, e-commerce AP6", "GET /users/{userId}", G, 0.5, 0.0),
     case("marketplace AP2", "GET /users?email=", Q, 0.5, 0.0),
     case("sign-up", "POST /users", &["TransactWriteItems"], 0.0, 12.0),
-    case("marketplace AP3", "GET /listings/{listingId}", G, 0.5, 0.0),
+    case("marketplace AP3", "GET /listings/{listingId}", Q, 0.5, 0.0),
     case("marketplace AP4", "GET /sellers/{sellerId}/listings", Q, 0.5, 0.0),
     case("marketplace AP5", "GET /sellers/{sellerId}/listings/active", Q, 0.5, 0.0),
     case("marketplace AP6", "GET /categories/{categoryId}/listings", &["GetItem", "Query"], 1.0, 0.0),
@@ -83,7 +83,7 @@ const CASES: &[Case] = &[
     case("category rating", "GET /categories/{categoryId}", &["GetItem", "GetItem"], 1.0, 0.0),
     case("create listing", "POST /listings", &["GetItem", "GetItem", "TransactWriteItems"], 1.0, 8.0),
     // 4: the near index holds no price (its projection), so no copy there.
-    case("update listing", "PATCH /listings/{listingId}", &["UpdateItem"], 0.0, 4.0),
+    case("update listing", "PATCH /listings/{listingId}", &["UpdateItem", "GetItem"], 0.5, 4.0),
     case("beyond AP1", "GET /users/me/favorites", Q, 0.5, 0.0),
     case("add favorite", "PUT /users/me/favorites/{listingId}", &["BatchGetItem", "PutItem"], 1.0, 2.0),
     case("marketplace AP7, e-commerce AP1", "GET /orders/{orderId}", G, 0.5, 0.0),

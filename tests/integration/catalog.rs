@@ -94,7 +94,7 @@ async fn ap1_ap2_list_brands_and_categories_in_one_query_each() {
 }
 
 #[tokio::test]
-async fn ap3_get_product_is_one_get_item() {
+async fn ap3_get_product_is_one_query() {
     let t = TestTable::with_demo_data().await;
     let id = local_stack::demo::PRODUCT_IDS[0];
     let r = catalog(&t.deps, req("GET /products/{productId}").path("productId", id)).await;
@@ -103,12 +103,12 @@ async fn ap3_get_product_is_one_get_item() {
     assert_eq!(r.body["name"], "Stoneware mug");
     assert_eq!(r.body["price"], 28);
     assert_eq!(r.body["stockLevel"], 120);
-    assert_eq!(t.requests(), ["GetItem"]);
+    assert_eq!(t.requests(), ["Query"], "the product and its details (none here)");
 
     let missing =
         catalog(&t.deps, req("GET /products/{productId}").path("productId", "01JF8Z5Q0000000000000000ZZ")).await;
     assert_eq!((missing.status, missing.error_code()), (404, "not_found"));
-    assert_eq!(t.requests(), ["GetItem"]);
+    assert_eq!(t.requests(), ["Query"]);
     let malformed = catalog(&t.deps, req("GET /products/{productId}").path("productId", "nope")).await;
     assert_eq!(malformed.status, 400);
     assert!(t.requests().is_empty(), "malformed ids never reach the table");
@@ -126,13 +126,13 @@ async fn ap4_ap5_stock_changes_are_one_tokened_conditional_write() {
     assert_eq!((up.status, up.body["stockLevel"].as_i64()), (200, Some(20)));
     assert_eq!(
         t.requests(),
-        ["TransactWriteItems", "GetItem"],
+        ["TransactWriteItems", "Query"],
         "the ADD (idempotent under SDK retries), then the product read back"
     );
 
     let down = catalog(&t.deps, change(-20)).await;
     assert_eq!((down.status, down.body["stockLevel"].as_i64()), (200, Some(0)));
-    assert_eq!(t.requests(), ["TransactWriteItems", "GetItem"]);
+    assert_eq!(t.requests(), ["TransactWriteItems", "Query"]);
 
     let below = catalog(&t.deps, change(-1)).await;
     assert_eq!((below.status, below.error_code()), (409, "conflict"));

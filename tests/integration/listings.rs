@@ -54,12 +54,12 @@ async fn create_makes_a_buyer_a_seller() {
 }
 
 #[tokio::test]
-async fn ap3_get_listing_is_one_get_item() {
+async fn ap3_get_listing_is_one_query() {
     let t = TestTable::with_demo_data().await;
     let r = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
     assert_eq!((r.status, r.body["title"].as_str()), (200, Some("Stoneware mug, blue glaze")));
     assert_eq!(r.body["price"], 28);
-    assert_eq!(t.requests(), ["GetItem"]);
+    assert_eq!(t.requests(), ["Query"], "the listing and its details (none here)");
     let missing =
         listings(&t.deps, req("GET /listings/{listingId}").path("listingId", "01JF8Z6A00000000000000000Z")).await;
     assert_eq!(missing.status, 404);
@@ -97,7 +97,7 @@ async fn updates_are_the_sellers_and_move_the_status_prefix() {
     let r = listings(&t.deps, patch("alice", L1, json!({ "status": "removed", "price": 30 }))).await;
     assert_eq!((r.status, r.body["status"].as_str()), (200, Some("removed")), "{:?}", r.body);
     assert_eq!(r.body["price"], 30);
-    assert_eq!(t.requests(), ["UpdateItem"]);
+    assert_eq!(t.requests(), ["UpdateItem", "GetItem"], "the change, then its details for the answer");
     let active = integration_tests::seller_listings(&t.deps, "alice", "active").await;
     assert_eq!(active.item_field("listingId"), [L2]);
     let removed = listings(

@@ -203,5 +203,5 @@ async fn the_meter_counts_a_handler_s_requests_as_the_store_does() {
     assert_eq!(priced.len(), t.log.take().len(), "one record per request, as the store's own");
     let c = Cost::of(&priced);
     assert!(c.bytes > 16_384 && c.bytes < 20_480, "the longest title and description in 4-byte characters: {c}");
-    assert_eq!((c.requests, c.items, c.rcu), (1, 1, 2.5), "{c}");
+    assert_eq!((c.requests, c.items, c.rcu), (1, 2, 2.5), "the listing and its details: {c}");
 }

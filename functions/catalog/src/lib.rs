@@ -8,8 +8,9 @@ mod categories;
 use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
 use api::{ApiError, Deps, Request, Response};
+use domain::answers::ProductCard;
 use domain::ids::{BrandId, CategoryId, ProductId};
-use domain::model::{Brand, Category, Money, Product};
+use domain::model::{Brand, Category, Money, Product, ProductDetails};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
@@ -150,7 +151,7 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
         category_id: body.category_id,
         price: body.price,
         stock_level: body.stock_level,
-        description: body.description.map(Description::into_string),
+        description: None,
         created_at: now.clone(),
         updated_at: now,
     };
@@ -162,16 +163,32 @@ async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> 
     if !api::cache::exists(&app.store, &keys::category(&product.category_id)?).await? {
         return Err(ApiError::bad_request(format!("category `{}` does not exist", product.category_id)));
     }
+    let details =
+        body.description.map(|d| ProductDetails { product_id: product.product_id, description: d.into_string() });
     let mut tx = app.store.transaction().with_token(product.product_id.to_string());
     tx.put_new("product", &product)?;
+    if let Some(details) = &details {
+        tx.put_new("details", details)?;
+    }
     tx.send().await?;
-    Response::created(&product)
+    Response::created(&product.with_details(details))
 }
 
-/// Catalog AP3: a product by id. `GetItem PRODUCT#<productId> / #METADATA`.
+/// Catalog AP3: a product by id, with its description: one
+/// `Query pk = PRODUCT#<productId>, begins_with(sk, #)` (the product and its
+/// details).
 async fn get_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ProductId = req.path("productId")?;
-    Response::ok(&app.get_or_404::<Product, _>(&keys::product(&id)?, || format!("product `{id}`")).await?)
+    Response::ok(&product_with_details(app, &id, false).await?)
+}
+
+/// A product with its description (`None` -> 404).
+async fn product_with_details(app: &Deps, id: &ProductId, consistent: bool) -> Result<Product, ApiError> {
+    let query = access::product_with_details(id)?;
+    match app.store.get_with_details::<Product, ProductDetails>(&query, consistent).await? {
+        Some((product, details)) => Ok(product.with_details(details)),
+        None => Err(ApiError::not_found(format!("product `{id}` does not exist"))),
+    }
 }
 
 /// Body of `POST /products/{productId}/stock`.
@@ -207,8 +224,7 @@ async fn change_stock(app: &Deps, req: Request) -> Result<Response, ApiError> {
         idempotency.put_in(&mut tx)?;
     }
     tx.update("stock", &change)?;
-    let product_key = keys::product(&id)?;
-    let product_now = || async { app.store.get_consistent::<Product, _>(&product_key).await };
+    let product_now = || product_with_details(app, &id, true);
     match tx.send().await {
         Ok(()) => Response::ok(&product_now().await?),
         Err(e) if idempotency.as_ref().map(|i| i.taken_by(&e)).transpose()?.flatten().is_some() => {
@@ -242,7 +258,7 @@ async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> 
         Some(category) => access::products_by_brand_and_category(&brand, &category)?,
         None => access::products_by_brand(&brand)?,
     };
-    app.list::<Product>(&query, &page).await
+    app.list_as::<Product, ProductCard>(&query, &page).await
 }
 
 /// Catalog AP8 / AP9: a category's products, optionally of one brand.
@@ -254,5 +270,5 @@ async fn category_products(app: &Deps, req: Request) -> Result<Response, ApiErro
         Some(brand) => access::products_by_category_and_brand(&category, &brand)?,
         None => access::products_by_category(&category)?,
     };
-    app.list::<Product>(&query, &page).await
+    app.list_as::<Product, ProductCard>(&query, &page).await
 }

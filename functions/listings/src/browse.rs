@@ -189,7 +189,7 @@ async fn walk<V: View>(
     let live = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
     let asker = Shards::<V> { app, category, live, view: PhantomData };
     let (items, next) = fanout::page_reading_at_least(
-        domain::shard::BROWSE_FIRST_ROUND,
+        domain::shard::browse_first_round(partitions),
         partitions,
         low,
         high,

@@ -15,7 +15,7 @@ use api::{ApiError, Deps, Request, Response};
 use domain::answers::{ListingAnswer, ListingCard};
 use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Category, Listing, ListingStatus, Money, User, UserRole};
+use domain::model::{Category, Listing, ListingDetails, ListingStatus, Money, User, UserRole};
 use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
@@ -102,7 +102,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         price: body.price,
         category_id: body.category_id,
         shard: listing_shard(&listing_id, category.shards_for_new_listing(now_ms)),
-        description: body.description.map(Description::into_string),
+        description: None,
         location: None,
         geohash: None,
         status: ListingStatus::Active,
@@ -111,6 +111,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         updated_at: now.clone(),
     }
     .locate(location);
+    let details = body.description.map(|d| ListingDetails { listing_id, description: d.into_string() });
     let seller = app.store.get::<User, _>(&keys::user(&caller.user_id)?).await?;
     let Some(seller) = seller else {
         return Err(not_signed_up());
@@ -126,8 +127,11 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         key.put_in(&mut tx)?;
     }
     tx.put_new("listing", &listing)?;
+    if let Some(details) = &details {
+        tx.put_new("details", details)?;
+    }
     let err = match tx.send().await {
-        Ok(()) => return Response::created(&ListingAnswer::from(listing)),
+        Ok(()) => return Response::created(&ListingAnswer::of(listing, details)),
         Err(e) => e,
     };
     let Some(key) = key else { return Err(err.into()) };
@@ -149,8 +153,10 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 async fn replay(app: &Deps, first: &IdempotencyRecord) -> Result<Response, ApiError> {
     let lost = || ApiError::internal("idempotency record without its listing");
     let id = first.listing_id.ok_or_else(lost)?;
-    let listing = app.store.get_consistent::<Listing, _>(&keys::listing(&id)?).await?.ok_or_else(lost)?;
-    Ok(Response::created(&ListingAnswer::from(listing))?.replayed())
+    let query = access::listing_with_details(&id)?;
+    let (listing, details) =
+        app.store.get_with_details::<Listing, ListingDetails>(&query, true).await?.ok_or_else(lost)?;
+    Ok(Response::created(&ListingAnswer::of(listing, details))?.replayed())
 }
 
 fn not_signed_up() -> ApiError {
@@ -175,17 +181,20 @@ async fn become_seller(app: &Deps, seller: &UserId, now: &str) -> Result<(), Api
     }
 }
 
-/// Marketplace AP3: a listing by id (public). `GetItem LISTING#<listingId> / #METADATA`.
-/// A removed listing is 404 here for everyone (its seller finds it among
-/// their own listings, AP4); a sold one stays readable (orders link to it).
+/// Marketplace AP3: a listing by id (public), with its description: one
+/// `Query pk = LISTING#<listingId>, begins_with(sk, #)` (the listing and its
+/// details). A removed listing is 404 here for everyone (its seller finds
+/// it among their own listings, AP4); a sold one stays readable (orders
+/// link to it).
 async fn get_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let id: ListingId = req.path("listingId")?;
-    let missing = || format!("listing `{id}`");
-    let listing = app.get_or_404::<Listing, _>(&keys::listing(&id)?, missing).await?;
-    if listing.status == ListingStatus::Removed {
-        return Err(ApiError::not_found(format!("{} does not exist", missing())));
+    let query = access::listing_with_details(&id)?;
+    match app.store.get_with_details::<Listing, ListingDetails>(&query, false).await? {
+        Some((listing, details)) if listing.status != ListingStatus::Removed => {
+            Response::ok(&ListingAnswer::of(listing, details))
+        }
+        _ => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
     }
-    Response::ok(&ListingAnswer::from(listing))
 }
 
 /// Body of `PATCH /listings/{listingId}`.
@@ -198,7 +207,8 @@ struct ListingChange {
 }
 
 /// Changes the caller's own listing in one conditional `UpdateItem`: only
-/// its seller, never once sold. A status change moves its keys with it
+/// its seller, never once sold; then its details (the description, which
+/// no change touches) are read for the answer (`GetItem`). A status change moves its keys with it
 /// (`write::listing::set_status`: the GSI1 sort key, and the GSI2 browse
 /// keys dropped when it leaves `active`); a failed condition returns the old
 /// item, which tells 404, 403 and 409 apart.
@@ -231,7 +241,10 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         change = change.set(attr::PRICE, Value::n(price));
     }
     match app.store.update(&change).await {
-        Ok(item) => Response::ok(&ListingAnswer::from(from_item::<Listing>(item)?)),
+        Ok(item) => {
+            let details = app.store.get::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
+            Response::ok(&ListingAnswer::of(from_item::<Listing>(item)?, details))
+        }
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
         Err(StoreError::ConditionFailed(Some(old))) => match from_item::<Listing>(old) {
             Ok(old) if old.seller_id != caller.user_id => {

@@ -13,6 +13,7 @@
 //! its checkpoints and the next invocation resumes it.
 
 pub mod checkpoints;
+pub mod details;
 pub mod expire;
 pub mod pace;
 pub mod reconcile;

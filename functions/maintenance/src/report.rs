@@ -18,6 +18,9 @@ pub enum Kind {
     SearchPostings,
     /// The category a buyer's review counts in (a backfill).
     ReviewCategories,
+    /// Descriptions written inline in a listing or product, moved to its
+    /// details item (a backfill).
+    InlineDescriptions,
     /// The markers of a kind of aggregate.
     Markers(AggregateKind),
     /// A kind of aggregate against its markers.
@@ -34,6 +37,7 @@ impl fmt::Display for Kind {
             Kind::IndexKeys(entity) => write!(f, "index keys: {}", entity.as_str()),
             Kind::SearchPostings => f.write_str("search postings"),
             Kind::ReviewCategories => f.write_str("review categories"),
+            Kind::InlineDescriptions => f.write_str("inline descriptions"),
             Kind::Markers(kind) => write!(f, "markers: {kind}"),
             Kind::Aggregate(kind) => write!(f, "aggregate: {kind}"),
             Kind::Retired => f.write_str("retired markers"),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::geo::Location;
 use crate::ids::{CategoryId, ListingId, OrderId, ReviewId, UserId};
-use crate::model::{Listing, ListingStatus, Money, Order, OrderLine, OrderStatus};
+use crate::model::{Listing, ListingDetails, ListingStatus, Money, Order, OrderLine, OrderStatus, Product};
 
 /// A listing as `GET /listings/{listingId}` and its writes answer it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -43,6 +43,31 @@ impl From<Listing> for ListingAnswer {
             created_at: l.created_at,
             updated_at: l.updated_at,
         }
+    }
+}
+
+impl ListingAnswer {
+    /// The listing with its details' description (a listing written before
+    /// details carries its own).
+    pub fn of(listing: Listing, details: Option<ListingDetails>) -> Self {
+        let mut answer = ListingAnswer::from(listing);
+        if let Some(d) = details {
+            answer.description = Some(d.description);
+        }
+        answer
+    }
+}
+
+/// A product in a list: the product without its description
+/// (`GET /products/{productId}` answers it).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ProductCard(Product);
+
+impl From<Product> for ProductCard {
+    fn from(mut p: Product) -> Self {
+        p.description = None;
+        ProductCard(p)
     }
 }
 

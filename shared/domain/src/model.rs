@@ -73,7 +73,8 @@ pub struct Product {
     pub price: Money,
     /// Units in stock; never negative.
     pub stock_level: u32,
-    /// Optional long text.
+    /// Only on products written before descriptions moved out
+    /// ([`ProductDetails`]); reconcile moves it there. Never written now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// RFC 3339 creation time.
@@ -82,9 +83,42 @@ pub struct Product {
     pub updated_at: String,
 }
 
+/// A product's long text, beside the product in its partition: never in
+/// an index copy, so a list of products reads items of bounded size and a
+/// stock change rewrites no description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductDetails {
+    /// The product.
+    pub product_id: ProductId,
+    /// Its description (up to 4,000 characters).
+    pub description: String,
+}
+
+/// A listing's long text, beside the listing in its partition: never in an
+/// index copy or a list, so every list of listings reads items of bounded
+/// size, and a price, status or counter change rewrites no description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListingDetails {
+    /// The listing.
+    pub listing_id: ListingId,
+    /// Its description (up to 4,000 characters).
+    pub description: String,
+}
+
 impl Product {
     /// The largest stock level a product may hold.
     pub const MAX_STOCK: u32 = 1_000_000_000;
+
+    /// The product with its details' description, as answered (a product
+    /// written before details carries its own).
+    pub fn with_details(mut self, details: Option<ProductDetails>) -> Product {
+        if let Some(d) = details {
+            self.description = Some(d.description);
+        }
+        self
+    }
 }
 
 /// A marketplace user: buyer, seller or both. The id is the caller's JWT `sub`.
@@ -136,7 +170,8 @@ pub struct Listing {
     /// the category's `listingShards` at creation; 0 for older listings).
     #[serde(default)]
     pub shard: u16,
-    /// Optional long text.
+    /// Only on listings written before descriptions moved out
+    /// ([`ListingDetails`]); reconcile moves it there. Never written now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Where it is, if the seller said ("listings near me").

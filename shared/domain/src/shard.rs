@@ -52,11 +52,20 @@ pub fn listing_shard(id: &ListingId, shard_count: u16) -> u16 {
     (id.ulid().random() % u128::from(shard_count.max(1))) as u16
 }
 
-/// What a sharded browse page asks of each shard in its first round at
-/// least: about what one 4 KB read unit holds of listings (about 0.6 KB
-/// each), which a query is billed for however few it returns; the second
-/// round then runs rarely (measured by `./dev capacity`).
-pub const BROWSE_FIRST_ROUND: usize = 6;
+/// What a sharded browse page asks of each of `shards` shards in its first
+/// round at least: about what one 4 KB read unit holds of typical listings
+/// (about 0.6 KB each), which a query is billed for however few it returns,
+/// so that the second round runs rarely (measured by `./dev capacity`); but
+/// no more than [`BROWSE_FIRST_ROUND_ITEMS`] in all, at least two each, so
+/// that a first round over many shards of the largest cards (about 1.7 KB:
+/// two fit one read unit) stays near one read unit per shard.
+pub fn browse_first_round(shards: usize) -> usize {
+    (BROWSE_FIRST_ROUND_ITEMS / shards.max(1)).clamp(2, 6)
+}
+
+/// See [`browse_first_round`]: 6 each up to 5 shards, 4 at 8, 2 from 11
+/// (at 8 shards of the largest cards, 4 are two read units a shard).
+pub const BROWSE_FIRST_ROUND_ITEMS: usize = 32;
 
 /// Partitions the rating markers of one category are spread over (the top
 /// category's reviews write here, not into its aggregate's partition).

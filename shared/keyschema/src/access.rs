@@ -7,13 +7,15 @@
 //! templates these comments restate are checked against the declarations
 //! (tools/docs, `doc_comments`).
 
-use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, UserId};
+use domain::ids::{BrandId, CategoryId, Email, ListingId, OrderId, ProductId, UserId};
 use domain::values::{ListingStatus, OrderStatus};
 
-use crate::decl::{IndexDecl, KeyDecl, SchemaError};
-use crate::entities::{brand, category, favorite, listing, order, order_item, order_message, product, review, user};
+use crate::decl::{EntityDecl, IndexDecl, KeyDecl, SchemaError};
+use crate::entities::{
+    brand, category, details, favorite, listing, order, order_item, order_message, product, review, user,
+};
 use crate::query::KeyQuery;
-use crate::table::EntityType;
+use crate::table::{EntityType, Index};
 use crate::value::Value;
 
 pub use crate::query::SortKey;
@@ -83,7 +85,29 @@ pub fn products_by_category_and_brand(category: &CategoryId, brand: &BrandId) ->
     query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category)), ("brandId", v(brand))])
 }
 
+/// An item and its details ([`crate::entities::details`]) in one `Query`:
+/// the item's partition, and the beginning its sort key and the details'
+/// share (`#`), both derived from the two declarations.
+fn with_details(item: &EntityDecl, details: &EntityDecl, parts: &[(&str, Value)]) -> Result<KeyQuery, SchemaError> {
+    let pk = item.key(parts)?.pk;
+    let shared = item.key.sk.chars().zip(details.key.sk.chars()).take_while(|(a, b)| a == b).count();
+    let prefix: String = item.key.sk.chars().take(shared).collect();
+    Ok(KeyQuery { index: Index::Table, pk, sk: SortKey::BeginsWith(prefix), newest_first: false })
+}
+
+/// Catalog AP3: a product with its details (its description).
+/// `pk = PRODUCT#<productId> AND begins_with(sk, #)`.
+pub fn product_with_details(id: &ProductId) -> Result<KeyQuery, SchemaError> {
+    with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))])
+}
+
 // ---- Marketplace (seed 000) ---------------------------------------------
+
+/// Marketplace AP3: a listing with its details (its description).
+/// `pk = LISTING#<listingId> AND begins_with(sk, #)`.
+pub fn listing_with_details(id: &ListingId) -> Result<KeyQuery, SchemaError> {
+    with_details(&listing::ENTITY, &details::LISTING, &[("listingId", v(id))])
+}
 
 /// Marketplace AP2: a user by email (admin).
 /// `GSI1: gsi1pk = USER_EMAIL#<email> AND begins_with(gsi1sk, USER#)`.

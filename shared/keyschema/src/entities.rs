@@ -97,6 +97,31 @@ pub mod listing {
     };
 }
 
+/// A listing's or a product's description: an item of its own beside the
+/// `#METADATA` item in the same partition, so that no index copy and no
+/// list holds it; the item and its details are read in one `Query` of the
+/// partition ([`crate::access::listing_with_details`]).
+pub mod details {
+    use super::*;
+    const NOTE: &str = "the description, beside its item in its partition (never in an index copy or a list); written with it; read with it in one Query of the partition";
+    /// A listing's details.
+    pub const LISTING: EntityDecl = EntityDecl {
+        entity: EntityType::ListingDetails,
+        key: key(Index::Table, "LISTING#<listingId>", "#DETAILS"),
+        indexes: &[],
+        defaults: &[],
+        note: NOTE,
+    };
+    /// A product's details.
+    pub const PRODUCT: EntityDecl = EntityDecl {
+        entity: EntityType::ProductDetails,
+        key: key(Index::Table, "PRODUCT#<productId>", "#DETAILS"),
+        indexes: &[],
+        defaults: &[],
+        note: NOTE,
+    };
+}
+
 /// Orders: by buyer, by seller (listing orders), by status (write-sharded).
 pub mod order {
     use super::*;
@@ -346,12 +371,14 @@ pub const ALL: &[&EntityDecl] = &[
     &user::ENTITY,
     &email_guard::ENTITY,
     &listing::ENTITY,
+    &details::LISTING,
     &order::ENTITY,
     &order_item::ENTITY,
     &review::ENTITY,
     &brand::ENTITY,
     &category::ENTITY,
     &product::ENTITY,
+    &details::PRODUCT,
     &favorite::ENTITY,
     &favorite_marker::ENTITY,
     &order_message::ENTITY,

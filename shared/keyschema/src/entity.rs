@@ -69,3 +69,11 @@ entities!(
     records::IdempotencyRecord => idempotency,
     records::Checkpoint => checkpoint,
 );
+
+impl Entity for model::ListingDetails {
+    const DECL: &'static EntityDecl = &entities::details::LISTING;
+}
+
+impl Entity for model::ProductDetails {
+    const DECL: &'static EntityDecl = &entities::details::PRODUCT;
+}

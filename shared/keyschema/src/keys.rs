@@ -39,6 +39,8 @@ primary_keys! {
     email_guard(email: &Email => "email") of records::EmailGuard;
     /// A listing.
     listing(id: &ListingId => "listingId") of model::Listing;
+    /// A listing's details (its description).
+    listing_details(id: &ListingId => "listingId") of model::ListingDetails;
     /// An order.
     order(id: &OrderId => "orderId") of model::Order;
     /// One item of an order (`item`: the product or listing id).
@@ -59,6 +61,8 @@ primary_keys! {
     category_rating(id: &CategoryId => "categoryId") of records::CategoryRating;
     /// A product.
     product(id: &ProductId => "productId") of model::Product;
+    /// A product's details (its description).
+    product_details(id: &ProductId => "productId") of model::ProductDetails;
     /// A user's favorite of a listing.
     favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of model::Favorite;
     /// A listing's posting under a search term ([`domain::words::Term::key`]).

@@ -96,18 +96,18 @@ pub const PATTERNS: &[Pattern] = &[
     p("catalog AP2", "all categories", "Query", EntityType::Category, || Ok(Query(categories()?)), "GET /categories"),
     p(
         "catalog AP3",
-        "product by id",
-        "GetItem",
+        "product by id, with its description",
+        "Query",
         EntityType::Product,
-        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?.into())),
+        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?)),
         "GET /products/{productId}",
     ),
     p(
         "catalog AP4-5",
         "change stock (never below zero)",
-        "TransactWriteItems (token) + GetItem",
+        "TransactWriteItems (token) + Query",
         EntityType::Product,
-        || Ok(Get(keys::product(&domain::ids::ProductId::from_ulid(su("P")))?.into())),
+        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?)),
         "POST /products/{productId}/stock",
     ),
     p(
@@ -160,10 +160,10 @@ pub const PATTERNS: &[Pattern] = &[
     ),
     p(
         "marketplace AP3",
-        "listing by id",
-        "GetItem",
+        "listing by id, with its description",
+        "Query",
         EntityType::Listing,
-        || Ok(Get(keys::listing(&domain::ids::ListingId::from_ulid(su("K")))?.into())),
+        || Ok(Query(listing_with_details(&domain::ids::ListingId::from_ulid(su("K")))?)),
         "GET /listings/{listingId}",
     ),
     p(

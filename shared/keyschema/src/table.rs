@@ -170,6 +170,8 @@ entity_types!(
     EmailGuard,
     /// A one-off item for sale by a user.
     Listing,
+    /// A listing's description, beside it (never in an index copy).
+    ListingDetails,
     /// An order of a listing or of catalog products.
     Order,
     /// One line of an order.
@@ -182,6 +184,8 @@ entity_types!(
     Category,
     /// A catalog product with a stock level.
     Product,
+    /// A product's description, beside it (never in an index copy).
+    ProductDetails,
     /// A listing a user marked as a favorite.
     Favorite,
     /// Records whether a user's favorite of a listing is counted in its

@@ -11,6 +11,7 @@ mod batch;
 pub mod budget;
 pub mod client;
 pub mod conflicts;
+mod details;
 mod error;
 pub mod item;
 mod operation_facts;
@@ -252,7 +253,7 @@ impl Store {
         Ok((page.items.unwrap_or_default(), page.last_evaluated_key))
     }
 
-    fn query_request(
+    pub(crate) fn query_request(
         &self,
         query: &KeyQuery,
         limit: Option<usize>,

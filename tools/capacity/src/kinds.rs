@@ -3,7 +3,7 @@
 //! names the registered access pattern it prices
 //! (`keyschema::patterns::PATTERNS`; a test checks each exists).
 
-use domain::model::{ListingStatus, Money, OrderStatus, Party, UserRole};
+use domain::model::{ListingDetails, ListingStatus, Money, OrderStatus, Party, UserRole};
 use keyschema::decl::EntityDecl;
 use keyschema::entities;
 use keyschema::table::Index;
@@ -153,7 +153,9 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let (from, to) = ((0, ids.listing), (Money::MAX.cents(), ids.listing));
             sharded(ids, page, kb.listing, |shard| access::listings_by_price(&ids.category, shard, from, to))?
         }
-        Kind::GetListing => vec![get(keys::listing(&ids.listing)?, kb.listing, false)],
+        // The listing and its details in one Query: the bytes of the whole
+        // listing (mix.json's `listing` size is a listing with its text).
+        Kind::GetListing => vec![read(access::listing_with_details(&ids.listing)?, 1.0, kb.listing)],
         Kind::ListingsNearMe => {
             // The cells of the place's partition a first page queries (as
             // measured in a city: `fanout_reads::near_page`), then the
@@ -183,7 +185,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             queries.chain([listings]).collect()
         }
         Kind::SellerListings => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
-        Kind::GetProduct => vec![get(keys::product(&ids.product)?, kb.product, false)],
+        Kind::GetProduct => vec![read(access::product_with_details(&ids.product)?, 1.0, kb.product)],
         Kind::ProductsByCategory => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],
         Kind::ProductsByBrand => vec![read(access::products_by_brand(&ids.brand)?, page, kb.product)],
         // First pages from memory for a minute (catalog's FIRST_PAGES).
@@ -200,6 +202,8 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 cached(get(keys::category(&ids.category)?, kb.small, false), 300.0),
                 get(keys::user(&ids.seller)?, kb.user, false),
                 put(&new, kb.listing, true)?,
+                // Its description beside it, in the same transaction.
+                put(&ListingDetails { listing_id: ids.new_listing, description: String::new() }, kb.small, true)?,
             ];
             // The stream processor adds its browse, price and near keys: one
             // more write of the item, a copy in every index it is then in.

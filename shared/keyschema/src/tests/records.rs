@@ -272,5 +272,13 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             };
             same(r, vec![p.to_string(), b.to_string(), c.to_string()])
         }),
+        (ulid(), "\\PC{0,40}").prop_map(|(l, d)| {
+            let listing_id = ListingId::from_ulid(l);
+            same(ListingDetails { listing_id, description: d }, vec![l.to_string()])
+        }),
+        (ulid(), "\\PC{0,40}").prop_map(|(p, d)| {
+            let product_id = ProductId::from_ulid(p);
+            same(ProductDetails { product_id, description: d }, vec![p.to_string()])
+        }),
     ]
 }

@@ -1,0 +1,32 @@
+//! An item with its details (`keyschema::entities::details`: a listing's or
+//! a product's description, kept beside it in its partition so that no
+//! index copy holds it): both read in one `Query` of the partition.
+
+use keyschema::table::EntityType;
+use keyschema::{Entity, KeyQuery};
+
+use crate::item::{entity_type, from_item};
+use crate::{Store, StoreError};
+
+impl Store {
+    /// The `E` of `query`'s partition and its details `D`, if written, in
+    /// one `Query` (`keyschema::access::listing_with_details`, say);
+    /// strongly consistent if asked. `None`: no `E` there. Items of other
+    /// types the query selects are left.
+    pub async fn get_with_details<E: Entity, D: Entity>(
+        &self,
+        query: &KeyQuery,
+        consistent: bool,
+    ) -> Result<Option<(E, Option<D>)>, StoreError> {
+        let page = self.query_request(query, None, None, consistent).send().await?;
+        let (mut found, mut details) = (None, None);
+        for item in page.items.unwrap_or_default() {
+            match entity_type(&item).and_then(|t| t.parse::<EntityType>().ok()) {
+                Some(t) if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
+                Some(t) if t == D::DECL.entity => details = Some(from_item::<D>(item)?),
+                _ => {}
+            }
+        }
+        Ok(found.map(|f| (f, details)))
+    }
+}

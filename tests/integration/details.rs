@@ -1,0 +1,219 @@
+//! Descriptions beside their items (issue 33 item 2): a listing's and a
+//! product's description is an item of its own in the same partition
+//! (`#DETAILS`), never in the `#METADATA` item that every index copies and
+//! every list reads. The listing or product answers it, read in one `Query`
+//! of the partition; no list carries it. The item shapes are pinned here.
+
+use std::collections::BTreeMap;
+
+use domain::ids::{ListingId, ProductId};
+use integration_tests::{catalog, listings, req, As, TestTable};
+use keyschema::access;
+use serde_json::{json, Value};
+use store::aws_sdk_dynamodb::types::AttributeValue;
+use store::Item;
+
+const L1: &str = "01JF8Z6A000000000000000001"; // alice, active, pottery, no description
+
+/// The items of a partition as `{attribute: text}` (every attribute here
+/// is a string or a number), by sort key.
+fn shapes(items: Vec<Item>) -> BTreeMap<String, BTreeMap<String, String>> {
+    let text = |v: &AttributeValue| match v {
+        AttributeValue::S(s) | AttributeValue::N(s) => s.clone(),
+        AttributeValue::M(_) => "{map}".to_owned(),
+        other => format!("{other:?}"),
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let sk = item.get("sk").map(text).unwrap_or_default();
+            (sk, item.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+        })
+        .collect()
+}
+
+fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+#[tokio::test]
+async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
+    let t = TestTable::with_demo_data().await;
+    let body = json!({ "title": "Brass lamp", "price": 5, "categoryId": "pottery", "description": "From 1930" });
+    let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+    assert_eq!((created.status, &created.body["description"]), (201, &json!("From 1930")), "{:?}", created.body);
+    let id = created.body["listingId"].as_str().expect("an id").to_owned();
+    let listing_id: ListingId = id.parse().expect("a listing id");
+    let sent = t.requests();
+    assert_eq!(sent.last().map(String::as_str), Some("TransactWriteItems"), "{sent:?}");
+    assert_eq!(
+        sent.iter().filter(|r| r.contains("Write")).count(),
+        1,
+        "the listing and its details in one transaction"
+    );
+
+    let query = access::listing_with_details(&listing_id).expect("a query");
+    let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("the partition"));
+    assert_eq!(items.keys().collect::<Vec<_>>(), ["#DETAILS", "#METADATA"]);
+    assert_eq!(
+        items["#DETAILS"],
+        attrs(&[
+            ("pk", &format!("LISTING#{id}")),
+            ("sk", "#DETAILS"),
+            ("entityType", "ListingDetails"),
+            ("listingId", &id),
+            ("description", "From 1930"),
+        ]),
+        "the details item, exactly"
+    );
+    let metadata = &items["#METADATA"];
+    assert!(!metadata.contains_key("description"), "no description where the indexes copy: {metadata:?}");
+    assert_eq!(metadata["gsi1pk"], "SELLER#alice");
+    t.requests();
+
+    let get = |id: &str| req("GET /listings/{listingId}").path("listingId", id);
+    let got = listings(&t.deps, get(&id)).await;
+    assert_eq!(
+        (got.status, &got.body["description"], &got.body["title"]),
+        (200, &json!("From 1930"), &json!("Brass lamp"))
+    );
+    assert_eq!(t.requests(), ["Query"], "the listing and its details: one request");
+
+    let patch = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
+    let changed = listings(&t.deps, patch.json(json!({ "price": 7 }))).await;
+    assert_eq!((changed.status, &changed.body["price"]), (200, &json!(7)));
+    assert_eq!(changed.body["description"], "From 1930", "a change answers the whole listing");
+    assert_eq!(t.requests(), ["UpdateItem", "GetItem"]);
+
+    let own =
+        listings(&t.deps, req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(As::User("alice")))
+            .await;
+    let card = own.items().iter().find(|l| l["listingId"] == json!(id)).expect("in the seller's list").clone();
+    assert_eq!(card.get("description"), None, "a list answers cards: {card}");
+
+    // Without a description: no details item, no description answered.
+    let plain = listings(&t.deps, get(L1)).await;
+    assert_eq!((plain.status, plain.body.get("description")), (200, None));
+    let l1 = access::listing_with_details(&L1.parse().expect("an id")).expect("a query");
+    assert_eq!(t.deps.store.query_all_consistent(&l1).await.expect("the partition").len(), 1);
+}
+
+/// A listing written before descriptions moved out holds its own: it is
+/// still answered.
+#[tokio::test]
+async fn a_listing_written_before_details_answers_its_own_description() {
+    let t = TestTable::with_demo_data().await;
+    let key = keyschema::keys::listing(&L1.parse().expect("an id")).expect("a key");
+    let mut listing: domain::model::Listing =
+        t.deps.store.get_consistent(&key).await.expect("a read").expect("the demo listing");
+    listing.description = Some("Written inline".into());
+    t.deps.store.put(&listing).await.expect("put");
+    let got = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
+    assert_eq!((got.status, &got.body["description"]), (200, &json!("Written inline")));
+}
+
+#[tokio::test]
+async fn a_product_s_description_is_an_item_beside_it_read_in_one_query() {
+    let t = TestTable::with_demo_data().await;
+    let body = json!({ "name": "Bowl", "brandId": "acme", "categoryId": "pottery", "price": 4, "stockLevel": 3, "description": "Glazed" });
+    let created = catalog(&t.deps, req("POST /products").by(As::Admin).json(body)).await;
+    assert_eq!((created.status, &created.body["description"]), (201, &json!("Glazed")), "{:?}", created.body);
+    let id = created.body["productId"].as_str().expect("an id").to_owned();
+    let product_id: ProductId = id.parse().expect("a product id");
+
+    let query = access::product_with_details(&product_id).expect("a query");
+    let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("the partition"));
+    assert_eq!(items.keys().collect::<Vec<_>>(), ["#DETAILS", "#METADATA"]);
+    assert_eq!(
+        items["#DETAILS"],
+        attrs(&[
+            ("pk", &format!("PRODUCT#{id}")),
+            ("sk", "#DETAILS"),
+            ("entityType", "ProductDetails"),
+            ("productId", &id),
+            ("description", "Glazed"),
+        ]),
+        "the details item, exactly"
+    );
+    assert!(!items["#METADATA"].contains_key("description"));
+    t.requests();
+
+    let got = catalog(&t.deps, req("GET /products/{productId}").path("productId", &id)).await;
+    assert_eq!((got.status, &got.body["description"]), (200, &json!("Glazed")));
+    assert_eq!(t.requests(), ["Query"]);
+
+    let stock = req("POST /products/{productId}/stock").path("productId", &id).by(As::Admin);
+    let changed = catalog(&t.deps, stock.json(json!({ "delta": 2 }))).await;
+    assert_eq!(
+        (changed.status, &changed.body["stockLevel"], &changed.body["description"]),
+        (200, &json!(5), &json!("Glazed"))
+    );
+    assert_eq!(t.requests(), ["TransactWriteItems", "Query"]);
+
+    let list = catalog(&t.deps, req("GET /brands/{brandId}/products").path("brandId", "acme")).await;
+    let card: &Value = list.items().iter().find(|p| p["productId"] == json!(id)).expect("in the brand's list");
+    assert_eq!(
+        (card.get("description"), &card["stockLevel"]),
+        (None, &json!(5)),
+        "a list answers no description: {card}"
+    );
+}
+
+/// Items written before descriptions moved out: reconcile moves each inline
+/// description into its details item (a dry run only finds them), the API
+/// answers the same before and after, and a second run finds nothing.
+#[tokio::test]
+async fn reconcile_moves_inline_descriptions_into_details() {
+    use maintenance::pace::Budget;
+    use maintenance::reconcile::{self, Kind, Options};
+    let t = TestTable::with_demo_data().await;
+    let listing_key = keyschema::keys::listing(&L1.parse().expect("an id")).expect("a key");
+    let mut listing: domain::model::Listing =
+        t.deps.store.get_consistent(&listing_key).await.expect("a read").expect("the demo listing");
+    listing.description = Some("Written inline".into());
+    t.deps.store.put(&listing).await.expect("put");
+    let product_id = local_stack::demo::PRODUCT_IDS[0];
+    let product_key = keyschema::keys::product(&product_id.parse().expect("an id")).expect("a key");
+    let mut product: domain::model::Product =
+        t.deps.store.get_consistent(&product_key).await.expect("a read").expect("the demo product");
+    product.description = Some("Also inline".into());
+    t.deps.store.put(&product).await.expect("put");
+    let answers = || async {
+        let l = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
+        let p = catalog(&t.deps, req("GET /products/{productId}").path("productId", product_id)).await;
+        (l.body, p.body)
+    };
+    let before = answers().await;
+    assert_eq!((&before.0["description"], &before.1["description"]), (&json!("Written inline"), &json!("Also inline")));
+
+    let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
+    let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced }).await;
+    let tally = |r: &reconcile::Report| (r.of(Kind::InlineDescriptions).found, r.of(Kind::InlineDescriptions).repaired);
+    assert_eq!(tally(&dry), (2, 0), "found, not moved: {dry:#?}");
+    let run = reconcile::run(&t.deps.store, unpaced).await;
+    assert!(run.complete, "{run:?}");
+    assert_eq!(tally(&run), (2, 2), "{run:#?}");
+
+    let items = shapes(
+        t.deps
+            .store
+            .query_all_consistent(&access::listing_with_details(&listing.listing_id).expect("q"))
+            .await
+            .expect("read"),
+    );
+    assert_eq!(items["#DETAILS"]["description"], "Written inline");
+    assert!(!items["#METADATA"].contains_key("description"), "moved, not copied");
+    let items = shapes(
+        t.deps
+            .store
+            .query_all_consistent(&access::product_with_details(&product.product_id).expect("q"))
+            .await
+            .expect("read"),
+    );
+    assert_eq!(items["#DETAILS"]["description"], "Also inline");
+    assert!(!items["#METADATA"].contains_key("description"), "moved, not copied");
+    assert_eq!(answers().await, before, "the same answers before and after");
+
+    let again = reconcile::run(&t.deps.store, unpaced).await;
+    assert_eq!(tally(&again), (0, 0), "a second run finds nothing: {again:#?}");
+}
