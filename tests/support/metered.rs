@@ -87,6 +87,9 @@ pub enum Fullness {
     /// Also one that says `stoppedEarly: true` (the contract's filtered
     /// near and search pages).
     StoppedEarlyAllowed,
+    /// Pages of at most this many whatever the limit (the contract's
+    /// search), short only at the end of the walk otherwise.
+    AtMost(usize),
 }
 
 /// One page measured.
@@ -185,7 +188,14 @@ pub fn check(name: &str, limit: Option<u16>, pages: &[Page], bound: Bound, fulln
             broken.push(format!("{at}: {c} (bound {} requests, {} RCU)", bound.requests, bound.rcu));
         }
         let stopped = page.reply.body["stoppedEarly"] == Value::Bool(true);
-        let short = limit.is_some_and(|l| answered(&page.reply) < usize::from(l));
+        let most = match fullness {
+            Fullness::AtMost(n) => n,
+            _ => usize::MAX,
+        };
+        if answered(&page.reply) > most {
+            broken.push(format!("{at}: {} items, more than {most}", answered(&page.reply)));
+        }
+        let short = limit.is_some_and(|l| answered(&page.reply) < usize::from(l).min(most));
         if short && page.reply.next_cursor().is_some() && !(stopped && fullness == Fullness::StoppedEarlyAllowed) {
             broken.push(format!("{at}: {} items and a next page (stoppedEarly: {stopped})", answered(&page.reply)));
         }
@@ -211,7 +221,11 @@ pub async fn pages_bounded(
     for (limit, pages) in [(20, 5), (100, 3)] {
         let walked = walk(t, meter, route, limit, pages).await;
         broken.extend(check(&route.name, Some(limit), &walked, bound(limit), fullness));
-        broken.extend(holds(route, limit, &walked));
+        let most = match fullness {
+            Fullness::AtMost(n) => u16::try_from(n).unwrap_or(u16::MAX),
+            _ => u16::MAX,
+        };
+        broken.extend(holds(route, limit.min(most), &walked));
     }
     broken
 }

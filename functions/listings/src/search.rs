@@ -21,6 +21,12 @@ use keyschema::records::Posting;
 use keyschema::{access, keys, table};
 use serde::{Deserialize, Serialize};
 
+/// The most listings a page answers (a larger `limit` is taken as this):
+/// the page's listings are read by `BatchGetItem`, which prices each at
+/// least one 4 KB unit (0.5 RCU), so 50 keep a page within 40 RCU with its
+/// posting lists (docs/capacity.md, the worst case per route).
+pub const MAX_PAGE: u16 = 50;
+
 /// Answers posting-list queries from the table, in the handler's task.
 struct Lists<'a>(&'a Deps);
 
@@ -75,9 +81,10 @@ struct SearchBody {
     stopped_early: bool,
 }
 
-/// `GET /search/listings?q=[&categoryId=][&limit=][&cursor=]` (public).
-/// `Query pk = SEARCH#<term>, begins_with(sk, LISTING#), descending` per
-/// list read, then `BatchGetItem` of the listings returned.
+/// `GET /search/listings?q=[&categoryId=][&limit=][&cursor=]` (public), at
+/// most [`MAX_PAGE`] a page. `Query pk = SEARCH#<term>, begins_with(sk,
+/// LISTING#), descending` per list read, then `BatchGetItem` of the
+/// listings returned.
 pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["q", "categoryId"])?;
     let q = req.query::<String>("q")?.ok_or_else(|| ApiError::bad_request("q: required"))?;
@@ -89,7 +96,8 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
         Some(c) => Some(app.cursors.open::<Cursor>(&scope, c)?.before.ulid()),
     };
     let category_key = category.as_ref().map(|c| c.to_string());
-    let found = search::page(&query, category_key.as_deref(), usize::from(page.limit), before, &Lists(app)).await?;
+    let limit = usize::from(page.limit.min(MAX_PAGE));
+    let found = search::page(&query, category_key.as_deref(), limit, before, &Lists(app)).await?;
     let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
     let keys = ids.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
