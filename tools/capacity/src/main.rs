@@ -18,13 +18,16 @@
 //! It prints the hottest partitions with their load at 1x and the multiple
 //! at which each crosses a limit, the items most written by transactions
 //! with the multiple at which they contend, and the stream processor's
-//! records per second against what the template's settings allow. Exits 1
-//! when a partition crosses a limit below 1000x (but those named with
-//! `--allow "INDEX PARTITION"`, and those of the mix's `knownHot` while they
-//! reach their floor). `--all` prints every partition.
+//! records per second against what the template's settings allow, and the
+//! mix's price per million requests ([`price`]). Exits 1 when a partition
+//! crosses a limit below 1000x (but those named with `--allow "INDEX
+//! PARTITION"`, and those of the mix's `knownHot` while they reach their
+//! floor), or the price passes the mix's `priceCeiling`. `--all` prints
+//! every partition.
 
 mod fanout_reads;
 mod kinds;
+mod price;
 mod requests;
 
 use std::collections::BTreeMap;
@@ -44,7 +47,7 @@ const MAX_WCU: f64 = 1000.0;
 const CONTENDED: f64 = 0.05;
 const MULTIPLES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Mix {
     requests_per_second: BTreeMap<kinds::Kind, f64>,
@@ -60,9 +63,12 @@ struct Mix {
     /// each with the multiple it must still reach (docs/capacity.md says why).
     #[serde(default)]
     known_hot: BTreeMap<String, f64>,
+    /// The most the mix may cost, in dollars per million requests
+    /// ([`price`]).
+    price_ceiling: f64,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Stream {
     /// Shards at 1x (more as the table's partitions grow).
@@ -314,6 +320,9 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
     if !stream_ok {
         println!("FAIL: the stream processor falls behind below 1000x (template defaults above)");
     }
+    println!();
+    let priced = price::report(&mix, &load, batches_per_second)?;
+    println!();
     for m in MULTIPLES {
         let n = rows.iter().filter(|r| r.0 <= m).count();
         println!("at {m:>6}x: {n} partitions over a limit");
@@ -328,7 +337,7 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
             "FAIL: keys over a limit below 1000x (above)"
         }
     );
-    Ok(ok && stream_ok)
+    Ok(ok && stream_ok && priced)
 }
 
 #[cfg(test)]

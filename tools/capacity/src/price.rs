@@ -1,0 +1,95 @@
+//! What the mix costs in DynamoDB at its documented on-demand prices
+//! (us-east-1, since November 2024): $0.625 per million write request
+//! units and $0.125 per million read request units. The model's read units
+//! are read request units (an eventually consistent 4 KB read is half of
+//! one), its write units write request units (a transaction's write counts
+//! twice, each index copy once), so the price is their sum at those rates,
+//! per million requests of the mix; and the same for each kind alone.
+
+use std::collections::BTreeMap;
+
+use crate::kinds::Kind;
+use crate::{evaluate, Load, Mix};
+
+/// Dollars per million write request units.
+pub const WRU_USD: f64 = 0.625;
+/// Dollars per million read request units.
+pub const RRU_USD: f64 = 0.125;
+
+/// Units per request and their price.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    /// Read request units per request.
+    pub rru: f64,
+    /// Write request units per request.
+    pub wru: f64,
+}
+
+impl Price {
+    /// Dollars per million requests.
+    pub fn usd_per_million(&self) -> f64 {
+        self.rru * RRU_USD + self.wru * WRU_USD
+    }
+}
+
+/// The units per request of a load of `requests` per second. A coalesced
+/// aggregate write happens at most once per stream batch.
+pub fn of(load: &Load, requests: f64, batches_per_second: f64) -> Price {
+    let rru = load.rcu.values().fold(0.0, |a, b| a + b);
+    let mut wru = load.wcu.values().fold(0.0, |a, b| a + b);
+    for (key, wcu) in &load.coalesced_wcu {
+        let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
+        wru += if rate > 0.0 { wcu * (batches_per_second / rate).min(1.0) } else { 0.0 };
+    }
+    let per = |units: f64| if requests > 0.0 { units / requests } else { 0.0 };
+    Price { rru: per(rru), wru: per(wru) }
+}
+
+/// Each kind of the mix alone, at its own rate.
+pub fn by_kind(mix: &Mix, batches_per_second: f64) -> Result<BTreeMap<Kind, Price>, String> {
+    let mut out = BTreeMap::new();
+    for (kind, rate) in &mix.requests_per_second {
+        let alone = Mix { requests_per_second: BTreeMap::from([(*kind, *rate)]), ..mix.clone() };
+        out.insert(*kind, of(&evaluate(&alone)?, *rate, batches_per_second));
+    }
+    Ok(out)
+}
+
+/// Prints the price table and says whether the mix is within its ceiling.
+pub fn report(mix: &Mix, load: &Load, batches_per_second: f64) -> Result<bool, String> {
+    let total: f64 = mix.requests_per_second.values().sum();
+    let price = of(load, total, batches_per_second);
+    println!("{:<24} {:>9} {:>9} {:>14}", "price per request kind", "RRU/req", "WRU/req", "$ per million");
+    for (kind, p) in by_kind(mix, batches_per_second)? {
+        println!("{:<24} {:>9.2} {:>9.2} {:>14.2}", format!("{kind:?}"), p.rru, p.wru, p.usd_per_million());
+    }
+    let usd = price.usd_per_million();
+    println!(
+        "the mix: {:.2} RRU and {:.2} WRU per request, ${usd:.2} per million requests (ceiling ${:.2})",
+        price.rru, price.wru, mix.price_ceiling
+    );
+    if usd > mix.price_ceiling {
+        println!("FAIL: the mix costs ${usd:.2} per million requests, above its ceiling of ${:.2}", mix.price_ceiling);
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_million_requests_of_one_unit_each_cost_the_documented_prices() {
+        let read = Price { rru: 1.0, wru: 0.0 };
+        let write = Price { rru: 0.0, wru: 1.0 };
+        assert_eq!((read.usd_per_million(), write.usd_per_million()), (0.125, 0.625));
+        let mut load = Load::default();
+        load.rcu.insert(("table".into(), "A".into()), 3.0);
+        load.wcu.insert(("table".into(), "A".into()), 2.0);
+        load.coalesced_wcu.insert(("table".into(), "B".into()), 4.0);
+        // Written 8 times a second, coalesced into 2 batches a second.
+        load.coalesced_rate.insert(("table".into(), "B".into()), 8.0);
+        assert_eq!(of(&load, 2.0, 2.0), Price { rru: 1.5, wru: (2.0 + 1.0) / 2.0 });
+    }
+}
