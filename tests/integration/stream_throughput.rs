@@ -17,8 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use aws_lambda_events::dynamodb::EventRecord;
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, StreamSpecification, WriteRequest};
+use aws_sdk_dynamodb::types::{PutRequest, StreamSpecification, WriteRequest};
 use domain::model::{Favorite, Listing, ListingStatus, Review, User};
+use integration_tests::derived::{scan, setup_timeout, Item};
 use integration_tests::faults::Fault;
 use integration_tests::workload::workload;
 use integration_tests::{process_stream, TestTable};
@@ -26,44 +27,8 @@ use keyschema::table::Index;
 use store::{Store, Usage};
 use stream_processor::ITEMS_AT_ONCE;
 
-type Item = HashMap<String, AttributeValue>;
-
 /// Rounds of the two ways, alternated.
 const ROUNDS: usize = 5;
-
-/// The store's client gives an operation 5 s; DynamoDB Local can take
-/// longer over a table update or a large batch when the machine is loaded
-/// (all tests share its 2 cores), so this test's own setup and scans get a
-/// minute.
-fn setup_timeout() -> aws_sdk_dynamodb::config::Builder {
-    let timeouts =
-        aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder().operation_timeout(Duration::from_secs(60)).build();
-    aws_sdk_dynamodb::config::Builder::default().timeout_config(timeouts)
-}
-
-/// Every item of the table.
-async fn scan(t: &TestTable) -> Vec<Item> {
-    let (mut items, mut start) = (Vec::new(), None);
-    loop {
-        let page = t
-            .deps
-            .store
-            .client()
-            .scan()
-            .table_name(t.deps.store.table())
-            .set_exclusive_start_key(start)
-            .customize()
-            .config_override(setup_timeout())
-            .send()
-            .await
-            .unwrap();
-        items.extend(page.items.unwrap_or_default());
-        start = page.last_evaluated_key;
-        if start.is_none() {
-            return items;
-        }
-    }
-}
 
 /// A fresh table holding `items`. Without a stream: DynamoDB Local keeps
 /// every stream record it ever wrote (also of deleted tables) and slows
@@ -268,7 +233,7 @@ async fn run(snapshot: &[Item], records: &[EventRecord], way: Way, via: Option<&
     let writes_of = ["UpdateItem", "TransactWriteItems", "BatchWriteItem"];
     let sent_writes = sent.iter().filter(|op| writes_of.contains(&op.as_str())).count();
     assert_eq!(writes, sent_writes, "{way:?}: the writes reported are the writes sent");
-    let after = scan(&t).await;
+    let after = scan(&t.deps.store).await;
     assert_exact(&after);
     // Keep the emulator as small as it was for the next run.
     t.deps.store.client().delete_table().table_name(t.deps.store.table()).send().await.unwrap();
@@ -285,7 +250,7 @@ async fn batch_of_1000() -> (Vec<EventRecord>, Vec<Item>) {
     let source = TestTable::with_demo_data().await;
     let records = workload(&source, 100).await;
     assert!(records.len() >= 900, "{} records", records.len());
-    let snapshot = scan(&source).await;
+    let snapshot = scan(&source.deps.store).await;
     source.deps.store.client().delete_table().table_name(source.deps.store.table()).send().await.unwrap();
     (records, snapshot)
 }
@@ -375,7 +340,7 @@ const LATENCY: Duration = Duration::from_millis(5);
 async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
     let source = TestTable::with_demo_data().await;
     let records = workload(&source, 5).await;
-    let snapshot = scan(&source).await;
+    let snapshot = scan(&source.deps.store).await;
     let one = run(&snapshot, &records, Way::Items(1), None).await;
     let many = run(&snapshot, &records, Way::Items(ITEMS_AT_ONCE), None).await;
     assert_eq!(kinds(&many.changed), (9, 3, 5, 3), "every active listing indexed, every aggregate moved");
@@ -428,7 +393,7 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     faults.inject("TransactWriteItems", Fault::TimedOut, 1);
     faults.inject("UpdateItem", Fault::AnswerLost, 2);
     faults.inject("TransactWriteItems", Fault::AnswerLost, 2);
-    let before = kept(&scan(&t).await);
+    let before = kept(&scan(&t.deps.store).await);
 
     let failed = integration_tests::process_stream_once(&t, records.clone()).await;
     assert_eq!(faults.pending(), 0);
@@ -454,13 +419,13 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     let succeeded_after: BTreeSet<&Kept> =
         (first..records.len()).flat_map(|at| parts[at].iter()).filter(|p| !missing.contains(*p)).collect();
     assert!(succeeded_after.len() > 10, "parts after the first failed record went on: {}", succeeded_after.len());
-    let middle = kept(&scan(&t).await);
+    let middle = kept(&scan(&t.deps.store).await);
     let applied = changed(&before, &middle);
 
     // Lambda redelivers from the first failed record.
     let redelivered = records[first..].to_vec();
     assert!(process_stream(&t, redelivered.clone()).await.is_empty());
-    let after_items = scan(&t).await;
+    let after_items = scan(&t.deps.store).await;
     assert_exact(&after_items);
     let after = kept(&after_items);
     let on_redelivery = changed(&middle, &after);
@@ -470,5 +435,5 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     // The whole stream again, and the redelivery again: no change at all.
     assert!(process_stream(&t, records).await.is_empty());
     assert!(process_stream(&t, redelivered).await.is_empty());
-    assert_eq!(kept(&scan(&t).await), after, "replays change nothing");
+    assert_eq!(kept(&scan(&t.deps.store).await), after, "replays change nothing");
 }

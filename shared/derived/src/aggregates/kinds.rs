@@ -81,6 +81,15 @@ fn slot_instances(marker: Key, reviewed: &UserId, slot: &Slot) -> Result<Vec<Ins
         .collect()
 }
 
+/// The aggregate an item holds: `of` the id `select` finds in its body, if any.
+fn held<'a, T: 'a>(
+    image: &'a Image,
+    select: impl Fn(&'a Body) -> Option<&'a T>,
+    of: impl Fn(&T) -> Result<Aggregate, DerivedError>,
+) -> Result<Option<Aggregate>, DerivedError> {
+    select(&image.body).map(of).transpose()
+}
+
 impl UserRatings {
     /// The aggregate of `user`.
     pub fn of(user: &UserId) -> Result<Aggregate, DerivedError> {
@@ -112,10 +121,7 @@ impl Counted for UserRatings {
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-        match &image.body {
-            Body::User(user) => Ok(Some(Self::of(user)?)),
-            _ => Ok(None),
-        }
+        held(image, |b| if let Body::User(user) = b { Some(user) } else { None }, Self::of)
     }
 }
 
@@ -161,10 +167,7 @@ impl Counted for CategoryRatings {
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-        match &image.body {
-            Body::CategoryRating(category) => Ok(Some(Self::of(category)?)),
-            _ => Ok(None),
-        }
+        held(image, |b| if let Body::CategoryRating(category) = b { Some(category) } else { None }, Self::of)
     }
 }
 
