@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fails when a crate's top-level modules reference each other in a cycle.
 
-Each crate under shared/, functions/, tools/ and tests/ is read as a graph:
+Each crate under shared/, functions/ and tools/ with a src/ folder is read
+as a graph (tests/ has none: its support and integration code is not read):
 a module (a file or folder under src/, by its first path segment) points at
 every `crate::<module>` its code names (comments and test modules left
 out). A cycle (a strongly connected set of two or more modules) means a

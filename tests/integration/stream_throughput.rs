@@ -7,7 +7,7 @@
 //! measurements (on DynamoDB Local, and through a proxy adding a network
 //! round trip per request) take minutes, so they are `#[ignore]`d: they
 //! print records/s (medians) and assert only correctness and that the
-//! writes equal the distinct flags and aggregates changed. In the normal
+//! writes equal the distinct index keys and aggregates changed. In the normal
 //! run: the same on 47 records, and a batch meeting faults while items
 //! run concurrently (Lambda retrying from the first failed record
 //! redelivers records of other items that had succeeded: that changes
@@ -87,7 +87,7 @@ fn entity(item: &Item) -> Option<String> {
 /// favoriteCount, a user's rating aggregates, a category's rating.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone)]
 enum Kept {
-    Flag(String),
+    Keys(String),
     FavoriteCount(String),
     Ratings(String),
     CategoryRating(String),
@@ -99,8 +99,8 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
         match entity(item).as_deref() {
             Some("Listing") => {
                 let listing: Listing = serde_dynamo::from_item(item.clone()).unwrap();
-                let flag = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
-                out.insert(Kept::Flag(listing.listing_id.to_string()), format!("{flag:?}"));
+                let keys = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
+                out.insert(Kept::Keys(listing.listing_id.to_string()), format!("{keys:?}"));
                 out.insert(Kept::FavoriteCount(listing.listing_id.to_string()), listing.favorite_count.to_string());
             }
             Some("User") => {
@@ -123,7 +123,7 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
     out
 }
 
-/// The distinct flags and aggregates that differ between two states.
+/// The distinct index keys and aggregates that differ between two states.
 fn changed(before: &BTreeMap<Kept, String>, after: &BTreeMap<Kept, String>) -> BTreeSet<Kept> {
     after.iter().filter(|(k, v)| before.get(k) != Some(v)).map(|(k, _)| k.clone()).collect()
 }
@@ -255,11 +255,12 @@ async fn batch_of_1000() -> (Vec<EventRecord>, Vec<Item>) {
     (records, snapshot)
 }
 
-/// Counts the distinct changes by kind: (browse flags, favoriteCounts, users' ratings).
+/// Counts the distinct changes by kind: (listings' index keys, favoriteCounts,
+/// users' ratings, categories' ratings).
 fn kinds(changed: &BTreeSet<Kept>) -> (usize, usize, usize, usize) {
     let count = |f: fn(&Kept) -> bool| changed.iter().filter(|k| f(k)).count();
     (
-        count(|k| matches!(k, Kept::Flag(_))),
+        count(|k| matches!(k, Kept::Keys(_))),
         count(|k| matches!(k, Kept::FavoriteCount(_))),
         count(|k| matches!(k, Kept::Ratings(_))),
         count(|k| matches!(k, Kept::CategoryRating(_))),
@@ -281,16 +282,16 @@ async fn measure(title: &str, via: Option<&str>) {
             let r = run(&snapshot, &records, way, via).await;
             match &distinct {
                 None => distinct = Some(r.changed.clone()),
-                Some(d) => assert_eq!(&r.changed, d, "{way:?}: every way changes the same flags and aggregates"),
+                Some(d) => assert_eq!(&r.changed, d, "{way:?}: every way changes the same index keys and aggregates"),
             }
             // And one `BatchWriteItem` per listing of the workload: its search postings.
-            assert!(r.writes >= r.changed.len(), "{way:?}: one write per distinct flag or aggregate changed");
+            assert!(r.writes >= r.changed.len(), "{way:?}: one write per distinct index keys or aggregate changed");
             rates.entry(way.name()).or_default().push(records.len() as f64 / r.elapsed.as_secs_f64());
             writes.insert(way.name(), r.writes);
         }
     }
     let distinct = distinct.unwrap();
-    let (flags, favorite_counts, ratings, _categories) = kinds(&distinct);
+    let (keys, favorite_counts, ratings, _categories) = kinds(&distinct);
     println!("{title}: {} records, {ROUNDS} alternated runs of each way (median records/s):", records.len());
     let median_of = |way: Way| median(rates[&way.name()].clone());
     for way in ways {
@@ -306,7 +307,7 @@ async fn measure(title: &str, via: Option<&str>) {
     let (sequential, concurrent) = (median_of(Way::Items(1)), median_of(ways[1]));
     println!("  concurrent / sequential: {:.2}x", concurrent / sequential);
     println!(
-        "  distinct changes: {} ({flags} browse flags, {favorite_counts} favoriteCounts, {ratings} users' ratings)",
+        "  distinct changes: {} ({keys} listings' index keys, {favorite_counts} favoriteCounts, {ratings} users' ratings)",
         distinct.len()
     );
 }
@@ -335,9 +336,9 @@ const LATENCY: Duration = Duration::from_millis(5);
 
 /// In the normal run: a smaller batch (47 records of 5 users), one item
 /// at a time and 16 at a time: both exact, both one write per distinct
-/// flag or aggregate that changed, the same ones.
+/// listing's index keys or aggregate that changed, the same ones.
 #[tokio::test]
-async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
+async fn writes_per_batch_are_the_distinct_keys_and_aggregates_changed() {
     let source = TestTable::with_demo_data().await;
     let records = workload(&source, 5).await;
     let snapshot = scan(&source.deps.store).await;
@@ -350,7 +351,7 @@ async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
     assert_eq!((one.writes, many.writes), (writes, writes));
 }
 
-/// The parts a record's writes land on: a listing's browse flag, a
+/// The parts a record's writes land on: a listing's index keys, a
 /// listing's favorite count, a user's ratings, and (for a review naming a
 /// category) the category's rating, so one review record is in two parts.
 fn parts_of(record: &EventRecord) -> Vec<Kept> {
@@ -361,7 +362,7 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
     };
     let kind = field("entityType").unwrap_or_default();
     match kind.as_str() {
-        "Listing" if record.event_name != "REMOVE" => field("listingId").map(Kept::Flag).into_iter().collect(),
+        "Listing" if record.event_name != "REMOVE" => field("listingId").map(Kept::Keys).into_iter().collect(),
         "Favorite" if record.event_name != "MODIFY" => {
             field("listingId").map(Kept::FavoriteCount).into_iter().collect()
         }
@@ -374,7 +375,7 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
     }
 }
 
-/// Faults while items run concurrently: the first flag write and the first
+/// Faults while items run concurrently: the first index-key write and the first
 /// aggregate transaction sent never get an answer (the operation times out:
 /// not applied), two more of each are applied with their answers lost (the
 /// SDK sends them again). The batch reports exactly the records of the two
@@ -402,18 +403,22 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     let in_order: Vec<String> = reported.iter().map(|at| seq(&records[*at])).collect();
     assert_eq!(failed, in_order, "reported once each, in stream order");
     // Which aggregate's transaction is sent first depends on how the items
-    // interleave: find the one flag and the one aggregate whose records are
+    // interleave: find the one listing's index keys and the one aggregate whose records are
     // exactly the records reported.
     let records_of =
         |part: &Kept| -> BTreeSet<usize> { (0..records.len()).filter(|at| parts[*at].contains(part)).collect() };
     let all_parts: BTreeSet<&Kept> = parts.iter().flatten().collect();
     let explaining: Vec<(&Kept, &Kept)> = all_parts
         .iter()
-        .filter(|p| matches!(p, Kept::Flag(_)))
-        .flat_map(|flag| all_parts.iter().filter(|p| !matches!(p, Kept::Flag(_))).map(move |agg| (*flag, *agg)))
-        .filter(|(flag, agg)| records_of(flag).union(&records_of(agg)).copied().collect::<BTreeSet<_>>() == reported)
+        .filter(|p| matches!(p, Kept::Keys(_)))
+        .flat_map(|keys| all_parts.iter().filter(|p| !matches!(p, Kept::Keys(_))).map(move |agg| (*keys, *agg)))
+        .filter(|(keys, agg)| records_of(keys).union(&records_of(agg)).copied().collect::<BTreeSet<_>>() == reported)
         .collect();
-    assert_eq!(explaining.len(), 1, "exactly every record of one flag and one aggregate: {reported:?} {explaining:?}");
+    assert_eq!(
+        explaining.len(),
+        1,
+        "exactly every record of one listing's keys and one aggregate: {reported:?} {explaining:?}"
+    );
     let missing: BTreeSet<Kept> = [explaining[0].0.clone(), explaining[0].1.clone()].into();
     let first = *reported.first().unwrap();
     let succeeded_after: BTreeSet<&Kept> =

@@ -1,7 +1,7 @@
 //! The three kinds of aggregate: a user's ratings, a category's rating and
 //! a listing's favorite count, each with its base items, markers and holder.
 //!
-//! Ratings count, toward a user's and a category's `rating` and
+//! Ratings count, toward a user's and a category's `ratingSum` and
 //! `reviewCount`, the first review by one author of one reviewed user in an
 //! ISO week (of the review's id, so of its creation): later ones of that pair
 //! and week are shown, not counted, and if the counted one is moderated
