@@ -335,8 +335,7 @@ async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreErr
     let mut held = Vec::new();
     for image in items.iter().filter_map(Image::of_item) {
         match aggregates::held_by(&image) {
-            Ok(Some(aggregate)) => held.push(aggregate),
-            Ok(None) => {}
+            Ok(aggregates) => held.extend(aggregates),
             Err(e) => unreadable(run, e)?,
         }
     }

@@ -18,7 +18,7 @@ use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
 use keyschema::{access, keys, Cond, Entity, EntityKey, Key, Value};
 
-use super::{Aggregate, AggregateKind, Count, Counted, Instance};
+use super::{Aggregate, AggregateKind, Count, Counted, Instance, Marked};
 use crate::image::{Body, Image};
 use crate::DerivedError;
 
@@ -105,8 +105,6 @@ impl UserRatings {
 }
 
 impl Counted for UserRatings {
-    const KIND: AggregateKind = AggregateKind::UserRatings;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let slot = pair_of(review);
@@ -114,7 +112,7 @@ impl Counted for UserRatings {
         Ok(Some(slot_count(Self::of(&slot.reviewed_user_id)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::RatingSlot(s) = &image.body else { return Ok(None) };
         let marker = keys::rating_slot(&s.reviewed_user_id, &s.author_id, &s.week)?.into();
         Ok(Some((Self::of(&s.reviewed_user_id)?, slot_instances(marker, &s.reviewed_user_id, &s.slot)?)))
@@ -146,8 +144,6 @@ impl CategoryRatings {
 }
 
 impl Counted for CategoryRatings {
-    const KIND: AggregateKind = AggregateKind::CategoryRatings;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let Some(category) = &review.category_id else { return Ok(None) };
@@ -158,7 +154,7 @@ impl Counted for CategoryRatings {
         Ok(Some(slot_count(Self::of(category)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::CategoryRatingSlot(CategoryRatingSlot { category_id, pair: p, .. }) = &image.body else {
             return Ok(None);
         };
@@ -188,8 +184,6 @@ impl ListingFavorites {
 }
 
 impl Counted for ListingFavorites {
-    const KIND: AggregateKind = AggregateKind::ListingFavorites;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let favorite = match &image.body {
             Body::Favorite(f) => f,
@@ -217,7 +211,7 @@ impl Counted for ListingFavorites {
         }))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::FavoriteMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
             marker: keys::favorite_marker(&m.user_id, &m.listing_id)?.into(),
