@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Fails when a crate's top-level modules reference each other in a cycle.
 
-Each crate under shared/, functions/, tools/ and tests/ is read as a graph:
+Each crate under shared/, functions/ and tools/ with a src/ folder is read
+as a graph (tests/ has none: its support and integration code is not read):
 a module (a file or folder under src/, by its first path segment) points at
-every `crate::<module>` its code names (comments and test modules left
-out). A cycle (a strongly connected set of two or more modules) means a
-constant or a type is in the wrong file. Prints each cycle; exits 1 if any.
+every module its code names (comments and test modules left out): by
+`crate::<module>`, in a group (`use crate::{a, b::c}`), or by `super::`
+(`super::super::`...), resolved from the module the path is written in (a
+file's, or an inline `mod name { .. }` in it). A cycle (a strongly connected
+set of two or more modules) means a constant or a type is in the wrong
+file. Prints each cycle; exits 1 if any.
 """
 import os
 import re
@@ -35,9 +39,64 @@ def graph(src):
                 continue
             code = "\n".join(l for l in open(path).read().split("\n") if not l.strip().startswith("//"))
             code = code.split("#[cfg(test)]")[0]
-            refs = set(re.findall(r"crate::([a-z_][a-z0-9_]*)", code)) - {parts[0]}
-            edges.setdefault(parts[0], set()).update(refs)
+            edges.setdefault(parts[0], set()).update(refs(code, parts) - {parts[0]})
     return edges
+
+
+IDENT = r"[a-z_][a-z0-9_]*"
+# A path from the crate or a parent (its first segment, or a `{` group
+# next), an inline module's opening, or a brace.
+TOKEN = re.compile(
+    rf"(?P<path>\b(?P<root>crate|super)(?P<ups>(?:::super)*)::(?:(?P<first>{IDENT})|(?=\{{)))"
+    rf"|(?P<mod>\bmod\s+(?P<name>{IDENT})\s*\{{)|(?P<open>\{{)|(?P<close>\}})"
+)
+
+
+def group(code, at):
+    """The first segments of the paths in the `{ .. }` group opening at `at`."""
+    items, depth, start = [], 0, at + 1
+    for i in range(at, len(code)):
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+            if depth == 0:
+                items.append(code[start:i])
+                break
+        elif code[i] == "," and depth == 1:
+            items.append(code[start:i])
+            start = i + 1
+    firsts = (re.match(IDENT, item.strip()) for item in items)
+    return [m.group(0) for m in firsts if m and m.group(0) != "self"]
+
+
+def refs(code, parts):
+    """The top-level modules `code` (of the module at `parts`) names."""
+    # Strings and characters blanked (their braces are not the code's).
+    code = re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\'', lambda m: " " * len(m.group(0)), code)
+    found, inline, depth = set(), [], 0
+    for m in TOKEN.finditer(code):
+        if m.group("mod"):
+            inline.append((m.group("name"), depth))
+            depth += 1
+        elif m.group("open"):
+            depth += 1
+        elif m.group("close"):
+            depth -= 1
+            while inline and inline[-1][1] >= depth:
+                inline.pop()
+        else:
+            names = [m.group("first")] if m.group("first") else group(code, m.end())
+            if m.group("root") == "crate":
+                found.update(names)
+                continue
+            here = parts + [name for name, _ in inline]
+            ups = 1 + m.group("ups").count("super")
+            if ups > len(here):
+                continue
+            base = here[: len(here) - ups]
+            found.update(base[0] if base else name for name in names)
+    return found
 
 
 def cycles(edges):

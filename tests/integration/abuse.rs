@@ -5,7 +5,7 @@
 //! and who may act (only signed-up users order and favorite).
 
 use integration_tests::{
-    catalog, listings, new_listing, orders, req, reviews, sign_up_all, users, As, Reply, TestTable,
+    catalog, listings, new_listing, orders, req, reviews, sign_up_all, stock_level, users, As, Reply, TestTable,
 };
 use serde_json::json;
 
@@ -55,8 +55,7 @@ async fn a_body_is_exactly_one_json_object() {
         let r = catalog(&t.deps, stock(raw)).await;
         assert_eq!((r.status, r.error_code()), (400, "bad_request"), "{raw}: {:?}", r.body);
     }
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
-    assert_eq!(after.body["stockLevel"], 15, "nothing applied");
+    assert_eq!(stock_level(&t, product).await, 15, "nothing applied");
     let ok = catalog(&t.deps, stock("{\"delta\":1}\n  ")).await;
     assert_eq!(ok.status, 200, "trailing whitespace is fine: {:?}", ok.body);
     let signup = |raw: &str| req("POST /users").by(As::User("newbie")).raw(raw);
@@ -123,8 +122,7 @@ async fn only_signed_up_users_order() {
     assert!(r.body["error"]["message"].as_str().unwrap().contains("sign up"));
     let r = orders(&t.deps, SHARDS, order("stranger", "grab", json!({ "listingId": L1 }))).await;
     assert_eq!((r.status, r.error_code()), (403, "forbidden"), "{:?}", r.body);
-    let stock = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
-    assert_eq!(stock.body["stockLevel"], 300, "nothing taken");
+    assert_eq!(stock_level(&t, product).await, 300, "nothing taken");
     sign_up_all(&t.deps, &["stranger"]).await;
     let r = orders(&t.deps, SHARDS, order("stranger", "hoard", hoard)).await;
     assert_eq!(r.status, 201, "once signed up: {:?}", r.body);

@@ -1,7 +1,7 @@
 //! Catalog access patterns 1-9 against DynamoDB Local: each checks the
 //! answer and that it took exactly one DynamoDB request (never a Scan).
 
-use integration_tests::{catalog, req, As, Reply, TestTable};
+use integration_tests::{catalog, req, stock_level, As, Reply, TestTable};
 use serde_json::{json, Value};
 
 const ONE_QUERY: &[&str] = &["Query"];
@@ -150,8 +150,7 @@ async fn ap4_ap5_stock_changes_are_one_tokened_conditional_write() {
     assert_eq!(missing.status, 404);
     assert_eq!(t.requests(), ["TransactWriteItems"]);
 
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", id)).await;
-    assert_eq!(after.body["stockLevel"], 0);
+    assert_eq!(stock_level(&t, id).await, 0);
 }
 
 #[tokio::test]
@@ -297,8 +296,7 @@ async fn concurrent_decrements_never_oversell() {
     let ok = statuses.iter().filter(|s| **s == 200).count();
     let conflict = statuses.iter().filter(|s| **s == 409).count();
     assert_eq!((ok, conflict), (20, 30), "{statuses:?}");
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", id)).await;
-    assert_eq!(after.body["stockLevel"], 0);
+    assert_eq!(stock_level(&t, id).await, 0);
 }
 
 /// Bad input of every kind gets the right 4xx JSON error; none a 500.
@@ -313,6 +311,9 @@ async fn bad_input_gets_clear_4xx_errors() {
         b
     };
     let post = |body: Value| req("POST /products").by(As::Admin).json(body);
+    let stock = |delta: Value| {
+        req("POST /products/{productId}/stock").path("productId", product).by(As::Admin).json(json!({ "delta": delta }))
+    };
     let cases: Vec<(&str, integration_tests::Req, u16, &str)> = vec![
         ("malformed JSON", req("POST /products").by(As::Admin).raw("{\"name\": "), 400, "malformed JSON"),
         ("not an object", req("POST /products").by(As::Admin).raw("[1,2]"), 400, "invalid body"),
@@ -362,33 +363,9 @@ async fn bad_input_gets_clear_4xx_errors() {
             400,
             "categoryId",
         ),
-        (
-            "zero delta",
-            req("POST /products/{productId}/stock")
-                .path("productId", product)
-                .by(As::Admin)
-                .json(json!({ "delta": 0 })),
-            400,
-            "delta",
-        ),
-        (
-            "huge delta",
-            req("POST /products/{productId}/stock")
-                .path("productId", product)
-                .by(As::Admin)
-                .json(json!({ "delta": 9_000_000_000i64 })),
-            400,
-            "delta",
-        ),
-        (
-            "fractional delta",
-            req("POST /products/{productId}/stock")
-                .path("productId", product)
-                .by(As::Admin)
-                .json(json!({ "delta": 1.5 })),
-            400,
-            "delta",
-        ),
+        ("zero delta", stock(json!(0)), 400, "delta"),
+        ("huge delta", stock(json!(9_000_000_000i64)), 400, "delta"),
+        ("fractional delta", stock(json!(1.5)), 400, "delta"),
         ("no token", req("POST /brands").json(json!({ "name": "n" })), 401, "token"),
         ("not admin: brand", req("POST /brands").by(As::User("alice")).json(json!({ "name": "n" })), 403, "admin"),
         (

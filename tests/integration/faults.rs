@@ -4,7 +4,7 @@
 //! while the answer is read). The caller gets
 //! a success, a 503 (retryable) or a clear 4xx, never a bare 500; after the
 //! caller's retry (same `Idempotency-Key`) or Lambda's redelivery, no order,
-//! stock unit or browse flag is lost or doubled. Prints the table docs/testing.md
+//! stock unit or listing's browse key is lost or doubled. Prints the table docs/testing.md
 //! quotes.
 
 use integration_tests::faults::{Fault, Faults};

@@ -86,19 +86,9 @@ async fn favorites_are_idempotent_newest_first_and_counted_exactly_once() {
     assert_eq!(anonymous.status, 401);
 }
 
-/// Every item of the table (test tables are small).
+/// How many items the table holds.
 async fn item_count(t: &TestTable) -> usize {
-    let out = t
-        .deps
-        .store
-        .client()
-        .scan()
-        .table_name(t.deps.store.table())
-        .select(aws_sdk_dynamodb::types::Select::Count)
-        .send()
-        .await
-        .unwrap();
-    usize::try_from(out.count).unwrap()
+    integration_tests::derived::scan(&t.deps.store).await.len()
 }
 
 /// Defect 7: only active listings are favorited (removed: 404, sold: 409),

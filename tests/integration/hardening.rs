@@ -4,7 +4,7 @@
 
 use integration_tests::faults::Fault;
 use integration_tests::{
-    catalog, listings, new_listing, orders, process_stream, req, stream_records, users, As, Req, TestTable,
+    catalog, listings, new_listing, orders, process_stream, req, stock_level, stream_records, users, As, Req, TestTable,
 };
 use serde_json::json;
 
@@ -218,8 +218,7 @@ async fn sdk_retries_of_committed_writes_succeed_once() {
     assert_eq!(faults.pending(), 0);
 
     // Each change applied exactly once: 15 + 5, then 3 taken and given back.
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
-    assert_eq!(after.body["stockLevel"], 20);
+    assert_eq!(stock_level(&t, product).await, 20);
     let mine = listings(
         &t.deps,
         req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(As::User("alice")).query("limit", 100),
@@ -247,8 +246,7 @@ async fn cancelling_never_pushes_stock_past_its_maximum() {
     assert!(cancel.body["error"]["message"].as_str().unwrap().contains(product));
     let read = orders(&t.deps, SHARDS, req("GET /orders/{orderId}").path("orderId", order).by(As::User("bob"))).await;
     assert_eq!(read.body["status"], "pending", "nothing half-written");
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
-    assert_eq!(after.body["stockLevel"], 1_000_000_000);
+    assert_eq!(stock_level(&t, product).await, 1_000_000_000);
 }
 
 /// Defect 6: the admin fan-out pages at 100 shards x 5 statuses; its cursor

@@ -1,7 +1,9 @@
 //! Idempotency keys under concurrency and across routes (second hardening
 //! round, defects 1 and 10).
 
-use integration_tests::{catalog, listings, orders, req, seller_listings, sign_up_all, As, Reply, TestTable};
+use integration_tests::{
+    catalog, listings, listings_at_once, orders, req, seller_listings, sign_up_all, stock_level, As, Reply, TestTable,
+};
 use serde_json::{json, Value};
 
 const SHARDS: u16 = 10;
@@ -48,8 +50,7 @@ async fn racing_retries_of_one_key_all_answer_its_order() {
     assert_eq!(catalog(&t.deps, to_one).await.body["stockLevel"], 1);
     let body = json!({ "items": [{ "productId": product, "qty": 1 }] });
     assert_all_answer_one_order(&twenty_at_once(&t, "race-stock", body).await);
-    let after = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
-    assert_eq!(after.body["stockLevel"], 0);
+    assert_eq!(stock_level(&t, product).await, 0);
 }
 
 /// Defect 10: keys are per caller and per route: a stock change's key does
@@ -150,19 +151,11 @@ async fn a_listing_is_created_once_per_key_however_retries_race() {
 /// record, and still make one listing that all 8 answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_retries_of_a_listing_behind_the_conflict_rule_make_one_listing() {
-    let settings = local_stack::limits::Settings { factor: 1.0, latency: std::time::Duration::from_millis(25) };
-    let (t, limits) = TestTable::with_limits(settings).await;
+    let (t, limits) = TestTable::with_conflicts().await;
     sign_up_all(&t.deps, &["lister"]).await;
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..8 {
-        let deps = t.deps.clone();
-        tasks.spawn(async move {
-            let body = json!({ "title": "Teapot", "price": 20, "categoryId": "pottery" });
-            listings(&deps, req("POST /listings").by(As::User("lister")).header("Idempotency-Key", "k").json(body))
-                .await
-        });
-    }
-    let replies = tasks.join_all().await;
+    let body = json!({ "title": "Teapot", "price": 20, "categoryId": "pottery" });
+    let one = || req("POST /listings").by(As::User("lister")).header("Idempotency-Key", "k").json(body.clone());
+    let replies = listings_at_once(&t.deps, (0..8).map(|_| one()).collect()).await;
     let conflicts: u64 = limits.stats().conflicts.values().sum();
     let statuses: Vec<(u16, bool)> = replies.iter().map(|r| (r.status, r.replayed)).collect();
     println!("8 requests with one key at once: {statuses:?}; conflicts met: {conflicts}");

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue::{self, Bool, Null, L, M, N, S};
-use integration_tests::pricing::{item_size, number_size, price_gets, price_query, Cost, Item, Read};
+use integration_tests::pricing::{item_size, number_size, price_gets, price_query, Cost, Item, Meter, Read};
 use integration_tests::{catalog, listings, req, As, TestTable};
 use serde_json::json;
 
@@ -102,12 +102,18 @@ async fn put_sized(t: &TestTable, sizes: &[usize]) -> Vec<Item> {
     out
 }
 
+/// A metered table holding items of `sizes` ([`put_sized`]), its meter emptied.
+async fn metered_items(sizes: &[usize]) -> (TestTable, Meter, Vec<Item>) {
+    let (t, meter) = TestTable::with_meter().await;
+    let items = put_sized(&t, sizes).await;
+    meter.take().await;
+    (t, meter, items)
+}
+
 #[tokio::test]
 async fn the_meter_agrees_with_dynamodb_local_where_it_reports() {
-    let (t, meter) = TestTable::with_meter().await;
     // Either side of a 4 KB boundary: Local's sizes and the meter's agree to the byte.
-    let items = put_sized(&t, &[4096, 4097, 12_288, 12_289, 17_000]).await;
-    meter.take().await;
+    let (t, meter, items) = metered_items(&[4096, 4097, 12_288, 12_289, 17_000]).await;
     let (client, table) = (t.deps.store.client(), t.deps.store.table());
     for it in &items {
         let key = item(&[("pk", it["pk"].clone()), ("sk", it["sk"].clone())]);
@@ -135,9 +141,7 @@ async fn the_meter_agrees_with_dynamodb_local_where_it_reports() {
 
 #[tokio::test]
 async fn the_meter_prices_what_dynamodb_local_does_not_report() {
-    let (t, meter) = TestTable::with_meter().await;
-    let items = put_sized(&t, &[700, 5_000, 17_000]).await;
-    meter.take().await;
+    let (t, meter, items) = metered_items(&[700, 5_000, 17_000]).await;
     let (client, table) = (t.deps.store.client(), t.deps.store.table());
     let mut keys: Vec<Item> = items.iter().map(|i| item(&[("pk", i["pk"].clone()), ("sk", i["sk"].clone())])).collect();
     keys.push(item(&[("pk", S("METER".into())), ("sk", S("NONE#1".into()))]));
@@ -160,9 +164,7 @@ async fn the_meter_prices_what_dynamodb_local_does_not_report() {
 
 #[tokio::test]
 async fn a_filter_or_a_projection_hides_nothing_from_the_meter() {
-    let (t, meter) = TestTable::with_meter().await;
-    let items = put_sized(&t, &[5_000, 9_000, 17_000]).await;
-    meter.take().await;
+    let (t, meter, items) = metered_items(&[5_000, 9_000, 17_000]).await;
     let (client, table) = (t.deps.store.client(), t.deps.store.table());
     let filtered = client
         .query()

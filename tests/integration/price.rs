@@ -1,5 +1,6 @@
 //! Listings by price (beyond the seeds): a sparse GSI3 of active listings,
-//! price as zero-padded cents, kept with the browse flags.
+//! price as zero-padded cents, kept by the stream processor with the
+//! other index keys of an active listing.
 
 use integration_tests::{listings, orders, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
 use serde_json::json;

@@ -2,9 +2,7 @@
 //! the contract has an object, and a new seller's concurrent first
 //! listings behind DynamoDB's transaction-conflict rule.
 
-use std::time::Duration;
-
-use integration_tests::{listings, orders, req, seller_listings, sign_up_all, users, As, TestTable};
+use integration_tests::{listings, listings_at_once, orders, req, seller_listings, sign_up_all, users, As, TestTable};
 use serde_json::json;
 
 const SHARDS: u16 = 10;
@@ -64,18 +62,13 @@ async fn an_array_where_an_object_belongs_is_refused_at_every_depth() {
 /// upgrade the role: 2, 3 and 5 of 8 were 409 in the review's three tries.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_sellers_concurrent_first_listings_all_succeed() {
-    let settings = local_stack::limits::Settings { factor: 1.0, latency: Duration::from_millis(25) };
-    let (t, limits) = TestTable::with_limits(settings).await;
+    let (t, limits) = TestTable::with_conflicts().await;
     sign_up_all(&t.deps, &["bulk-seller"]).await;
-    let mut tasks = tokio::task::JoinSet::new();
-    for n in 0..8 {
-        let deps = t.deps.clone();
-        tasks.spawn(async move {
-            let body = json!({ "title": format!("Imported item {n}"), "price": 10 + n, "categoryId": "books" });
-            listings(&deps, req("POST /listings").by(As::User("bulk-seller")).json(body)).await
-        });
-    }
-    let replies = tasks.join_all().await;
+    let post = |n: u32| {
+        let body = json!({ "title": format!("Imported item {n}"), "price": 10 + n, "categoryId": "books" });
+        req("POST /listings").by(As::User("bulk-seller")).json(body)
+    };
+    let replies = listings_at_once(&t.deps, (0..8).map(post).collect()).await;
     let statuses: Vec<u16> = replies.iter().map(|r| r.status).collect();
     let stats = limits.stats();
     println!(

@@ -410,7 +410,7 @@ async fn the_reader_reads_what_the_planner_plans() {
 /// page planner, answering as DynamoDB does (more to give whenever a query
 /// stops at its limit).
 async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
-    use fanout::page_planner::{page, Answer, Ask, Asker, Keyed, Position};
+    use fanout::page_planner::{page, Answer, Ask, Asker, Keyed, Position, Walk};
     #[derive(Debug)]
     struct It(Ulid);
     impl Keyed for It {
@@ -443,7 +443,10 @@ async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
     loop {
         let live = (0..parts.len()).filter(|i| at.as_ref().is_none_or(|p| !p.done[*i])).collect();
         let memory = Memory(parts, live, std::cell::Cell::new(0));
-        let (_, next) = page(parts.len(), Ulid(0), Ulid(u128::MAX), limit, at.as_ref(), &memory).await.unwrap();
+        let (_, next) =
+            page(Walk { partitions: parts.len(), low: Ulid(0), high: Ulid(u128::MAX), limit }, at.as_ref(), &memory)
+                .await
+                .unwrap();
         reads.push(memory.2.get());
         match next {
             Some(p) => at = Some(p),

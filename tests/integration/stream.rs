@@ -1,5 +1,5 @@
 //! The stream processor against the table's real stream in DynamoDB Local:
-//! browse flags follow the listing's status, replays and reordering change
+//! a listing's browse keys follow its status, replays and reordering change
 //! nothing, a malformed record is reported alone.
 
 use std::time::{Duration, Instant};

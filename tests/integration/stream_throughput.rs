@@ -7,7 +7,7 @@
 //! measurements (on DynamoDB Local, and through a proxy adding a network
 //! round trip per request) take minutes, so they are `#[ignore]`d: they
 //! print records/s (medians) and assert only correctness and that the
-//! writes equal the distinct flags and aggregates changed. In the normal
+//! writes equal the distinct index keys and aggregates changed. In the normal
 //! run: the same on 47 records, and a batch meeting faults while items
 //! run concurrently (Lambda retrying from the first failed record
 //! redelivers records of other items that had succeeded: that changes
@@ -17,8 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use aws_lambda_events::dynamodb::EventRecord;
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, StreamSpecification, WriteRequest};
+use aws_sdk_dynamodb::types::{PutRequest, StreamSpecification, WriteRequest};
 use domain::model::{Favorite, Listing, ListingStatus, Review, User};
+use integration_tests::derived::{scan, setup_timeout, Item};
 use integration_tests::faults::Fault;
 use integration_tests::workload::workload;
 use integration_tests::{process_stream, TestTable};
@@ -26,44 +27,8 @@ use keyschema::table::Index;
 use store::{Store, Usage};
 use stream_processor::ITEMS_AT_ONCE;
 
-type Item = HashMap<String, AttributeValue>;
-
 /// Rounds of the two ways, alternated.
 const ROUNDS: usize = 5;
-
-/// The store's client gives an operation 5 s; DynamoDB Local can take
-/// longer over a table update or a large batch when the machine is loaded
-/// (all tests share its 2 cores), so this test's own setup and scans get a
-/// minute.
-fn setup_timeout() -> aws_sdk_dynamodb::config::Builder {
-    let timeouts =
-        aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder().operation_timeout(Duration::from_secs(60)).build();
-    aws_sdk_dynamodb::config::Builder::default().timeout_config(timeouts)
-}
-
-/// Every item of the table.
-async fn scan(t: &TestTable) -> Vec<Item> {
-    let (mut items, mut start) = (Vec::new(), None);
-    loop {
-        let page = t
-            .deps
-            .store
-            .client()
-            .scan()
-            .table_name(t.deps.store.table())
-            .set_exclusive_start_key(start)
-            .customize()
-            .config_override(setup_timeout())
-            .send()
-            .await
-            .unwrap();
-        items.extend(page.items.unwrap_or_default());
-        start = page.last_evaluated_key;
-        if start.is_none() {
-            return items;
-        }
-    }
-}
 
 /// A fresh table holding `items`. Without a stream: DynamoDB Local keeps
 /// every stream record it ever wrote (also of deleted tables) and slows
@@ -122,7 +87,7 @@ fn entity(item: &Item) -> Option<String> {
 /// favoriteCount, a user's rating aggregates, a category's rating.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone)]
 enum Kept {
-    Flag(String),
+    Keys(String),
     FavoriteCount(String),
     Ratings(String),
     CategoryRating(String),
@@ -134,8 +99,8 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
         match entity(item).as_deref() {
             Some("Listing") => {
                 let listing: Listing = serde_dynamo::from_item(item.clone()).unwrap();
-                let flag = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
-                out.insert(Kept::Flag(listing.listing_id.to_string()), format!("{flag:?}"));
+                let keys = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
+                out.insert(Kept::Keys(listing.listing_id.to_string()), format!("{keys:?}"));
                 out.insert(Kept::FavoriteCount(listing.listing_id.to_string()), listing.favorite_count.to_string());
             }
             Some("User") => {
@@ -158,7 +123,7 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
     out
 }
 
-/// The distinct flags and aggregates that differ between two states.
+/// The distinct index keys and aggregates that differ between two states.
 fn changed(before: &BTreeMap<Kept, String>, after: &BTreeMap<Kept, String>) -> BTreeSet<Kept> {
     after.iter().filter(|(k, v)| before.get(k) != Some(v)).map(|(k, _)| k.clone()).collect()
 }
@@ -268,7 +233,7 @@ async fn run(snapshot: &[Item], records: &[EventRecord], way: Way, via: Option<&
     let writes_of = ["UpdateItem", "TransactWriteItems", "BatchWriteItem"];
     let sent_writes = sent.iter().filter(|op| writes_of.contains(&op.as_str())).count();
     assert_eq!(writes, sent_writes, "{way:?}: the writes reported are the writes sent");
-    let after = scan(&t).await;
+    let after = scan(&t.deps.store).await;
     assert_exact(&after);
     // Keep the emulator as small as it was for the next run.
     t.deps.store.client().delete_table().table_name(t.deps.store.table()).send().await.unwrap();
@@ -285,16 +250,17 @@ async fn batch_of_1000() -> (Vec<EventRecord>, Vec<Item>) {
     let source = TestTable::with_demo_data().await;
     let records = workload(&source, 100).await;
     assert!(records.len() >= 900, "{} records", records.len());
-    let snapshot = scan(&source).await;
+    let snapshot = scan(&source.deps.store).await;
     source.deps.store.client().delete_table().table_name(source.deps.store.table()).send().await.unwrap();
     (records, snapshot)
 }
 
-/// Counts the distinct changes by kind: (browse flags, favoriteCounts, users' ratings).
+/// Counts the distinct changes by kind: (listings' index keys, favoriteCounts,
+/// users' ratings, categories' ratings).
 fn kinds(changed: &BTreeSet<Kept>) -> (usize, usize, usize, usize) {
     let count = |f: fn(&Kept) -> bool| changed.iter().filter(|k| f(k)).count();
     (
-        count(|k| matches!(k, Kept::Flag(_))),
+        count(|k| matches!(k, Kept::Keys(_))),
         count(|k| matches!(k, Kept::FavoriteCount(_))),
         count(|k| matches!(k, Kept::Ratings(_))),
         count(|k| matches!(k, Kept::CategoryRating(_))),
@@ -316,16 +282,16 @@ async fn measure(title: &str, via: Option<&str>) {
             let r = run(&snapshot, &records, way, via).await;
             match &distinct {
                 None => distinct = Some(r.changed.clone()),
-                Some(d) => assert_eq!(&r.changed, d, "{way:?}: every way changes the same flags and aggregates"),
+                Some(d) => assert_eq!(&r.changed, d, "{way:?}: every way changes the same index keys and aggregates"),
             }
             // And one `BatchWriteItem` per listing of the workload: its search postings.
-            assert!(r.writes >= r.changed.len(), "{way:?}: one write per distinct flag or aggregate changed");
+            assert!(r.writes >= r.changed.len(), "{way:?}: one write per distinct index keys or aggregate changed");
             rates.entry(way.name()).or_default().push(records.len() as f64 / r.elapsed.as_secs_f64());
             writes.insert(way.name(), r.writes);
         }
     }
     let distinct = distinct.unwrap();
-    let (flags, favorite_counts, ratings, _categories) = kinds(&distinct);
+    let (keys, favorite_counts, ratings, _categories) = kinds(&distinct);
     println!("{title}: {} records, {ROUNDS} alternated runs of each way (median records/s):", records.len());
     let median_of = |way: Way| median(rates[&way.name()].clone());
     for way in ways {
@@ -341,7 +307,7 @@ async fn measure(title: &str, via: Option<&str>) {
     let (sequential, concurrent) = (median_of(Way::Items(1)), median_of(ways[1]));
     println!("  concurrent / sequential: {:.2}x", concurrent / sequential);
     println!(
-        "  distinct changes: {} ({flags} browse flags, {favorite_counts} favoriteCounts, {ratings} users' ratings)",
+        "  distinct changes: {} ({keys} listings' index keys, {favorite_counts} favoriteCounts, {ratings} users' ratings)",
         distinct.len()
     );
 }
@@ -370,12 +336,12 @@ const LATENCY: Duration = Duration::from_millis(5);
 
 /// In the normal run: a smaller batch (47 records of 5 users), one item
 /// at a time and 16 at a time: both exact, both one write per distinct
-/// flag or aggregate that changed, the same ones.
+/// listing's index keys or aggregate that changed, the same ones.
 #[tokio::test]
-async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
+async fn writes_per_batch_are_the_distinct_keys_and_aggregates_changed() {
     let source = TestTable::with_demo_data().await;
     let records = workload(&source, 5).await;
-    let snapshot = scan(&source).await;
+    let snapshot = scan(&source.deps.store).await;
     let one = run(&snapshot, &records, Way::Items(1), None).await;
     let many = run(&snapshot, &records, Way::Items(ITEMS_AT_ONCE), None).await;
     assert_eq!(kinds(&many.changed), (9, 3, 5, 3), "every active listing indexed, every aggregate moved");
@@ -385,7 +351,7 @@ async fn writes_per_batch_are_the_distinct_flags_and_aggregates_changed() {
     assert_eq!((one.writes, many.writes), (writes, writes));
 }
 
-/// The parts a record's writes land on: a listing's browse flag, a
+/// The parts a record's writes land on: a listing's index keys, a
 /// listing's favorite count, a user's ratings, and (for a review naming a
 /// category) the category's rating, so one review record is in two parts.
 fn parts_of(record: &EventRecord) -> Vec<Kept> {
@@ -396,7 +362,7 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
     };
     let kind = field("entityType").unwrap_or_default();
     match kind.as_str() {
-        "Listing" if record.event_name != "REMOVE" => field("listingId").map(Kept::Flag).into_iter().collect(),
+        "Listing" if record.event_name != "REMOVE" => field("listingId").map(Kept::Keys).into_iter().collect(),
         "Favorite" if record.event_name != "MODIFY" => {
             field("listingId").map(Kept::FavoriteCount).into_iter().collect()
         }
@@ -409,7 +375,7 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
     }
 }
 
-/// Faults while items run concurrently: the first flag write and the first
+/// Faults while items run concurrently: the first index-key write and the first
 /// aggregate transaction sent never get an answer (the operation times out:
 /// not applied), two more of each are applied with their answers lost (the
 /// SDK sends them again). The batch reports exactly the records of the two
@@ -428,7 +394,7 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     faults.inject("TransactWriteItems", Fault::TimedOut, 1);
     faults.inject("UpdateItem", Fault::AnswerLost, 2);
     faults.inject("TransactWriteItems", Fault::AnswerLost, 2);
-    let before = kept(&scan(&t).await);
+    let before = kept(&scan(&t.deps.store).await);
 
     let failed = integration_tests::process_stream_once(&t, records.clone()).await;
     assert_eq!(faults.pending(), 0);
@@ -437,30 +403,34 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     let in_order: Vec<String> = reported.iter().map(|at| seq(&records[*at])).collect();
     assert_eq!(failed, in_order, "reported once each, in stream order");
     // Which aggregate's transaction is sent first depends on how the items
-    // interleave: find the one flag and the one aggregate whose records are
+    // interleave: find the one listing's index keys and the one aggregate whose records are
     // exactly the records reported.
     let records_of =
         |part: &Kept| -> BTreeSet<usize> { (0..records.len()).filter(|at| parts[*at].contains(part)).collect() };
     let all_parts: BTreeSet<&Kept> = parts.iter().flatten().collect();
     let explaining: Vec<(&Kept, &Kept)> = all_parts
         .iter()
-        .filter(|p| matches!(p, Kept::Flag(_)))
-        .flat_map(|flag| all_parts.iter().filter(|p| !matches!(p, Kept::Flag(_))).map(move |agg| (*flag, *agg)))
-        .filter(|(flag, agg)| records_of(flag).union(&records_of(agg)).copied().collect::<BTreeSet<_>>() == reported)
+        .filter(|p| matches!(p, Kept::Keys(_)))
+        .flat_map(|keys| all_parts.iter().filter(|p| !matches!(p, Kept::Keys(_))).map(move |agg| (*keys, *agg)))
+        .filter(|(keys, agg)| records_of(keys).union(&records_of(agg)).copied().collect::<BTreeSet<_>>() == reported)
         .collect();
-    assert_eq!(explaining.len(), 1, "exactly every record of one flag and one aggregate: {reported:?} {explaining:?}");
+    assert_eq!(
+        explaining.len(),
+        1,
+        "exactly every record of one listing's keys and one aggregate: {reported:?} {explaining:?}"
+    );
     let missing: BTreeSet<Kept> = [explaining[0].0.clone(), explaining[0].1.clone()].into();
     let first = *reported.first().unwrap();
     let succeeded_after: BTreeSet<&Kept> =
         (first..records.len()).flat_map(|at| parts[at].iter()).filter(|p| !missing.contains(*p)).collect();
     assert!(succeeded_after.len() > 10, "parts after the first failed record went on: {}", succeeded_after.len());
-    let middle = kept(&scan(&t).await);
+    let middle = kept(&scan(&t.deps.store).await);
     let applied = changed(&before, &middle);
 
     // Lambda redelivers from the first failed record.
     let redelivered = records[first..].to_vec();
     assert!(process_stream(&t, redelivered.clone()).await.is_empty());
-    let after_items = scan(&t).await;
+    let after_items = scan(&t.deps.store).await;
     assert_exact(&after_items);
     let after = kept(&after_items);
     let on_redelivery = changed(&middle, &after);
@@ -470,5 +440,5 @@ async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_h
     // The whole stream again, and the redelivery again: no change at all.
     assert!(process_stream(&t, records).await.is_empty());
     assert!(process_stream(&t, redelivered).await.is_empty());
-    assert_eq!(kept(&scan(&t).await), after, "replays change nothing");
+    assert_eq!(kept(&scan(&t.deps.store).await), after, "replays change nothing");
 }

@@ -21,6 +21,17 @@ use store::Store;
 /// A raw item.
 pub type Item = HashMap<String, AttributeValue>;
 
+/// The store's client gives an operation 5 s; DynamoDB Local can take
+/// longer over a table update, a large batch or a scan page when the
+/// machine is loaded (all tests share its 2 cores), so the tests' own
+/// setup and scans get a minute.
+pub fn setup_timeout() -> aws_sdk_dynamodb::config::Builder {
+    let timeouts = aws_sdk_dynamodb::config::timeout::TimeoutConfig::builder()
+        .operation_timeout(std::time::Duration::from_secs(60))
+        .build();
+    aws_sdk_dynamodb::config::Builder::default().timeout_config(timeouts)
+}
+
 /// Every item of the table, read consistently.
 pub async fn scan(store: &Store) -> Vec<Item> {
     let (mut items, mut start) = (Vec::new(), None);
@@ -31,6 +42,8 @@ pub async fn scan(store: &Store) -> Vec<Item> {
             .table_name(store.table())
             .consistent_read(true)
             .set_exclusive_start_key(start)
+            .customize()
+            .config_override(setup_timeout())
             .send()
             .await
             .expect("scan");

@@ -143,6 +143,14 @@ impl TestTable {
         (t, limits)
     }
 
+    /// [`Self::with_limits`] simulating DynamoDB's conflict rule (a
+    /// transaction on an item another request holds in flight is
+    /// cancelled) at its real rate, every request 25 ms in flight.
+    pub async fn with_conflicts() -> (Self, std::sync::Arc<local_stack::limits::Limits>) {
+        let settings = local_stack::limits::Settings { factor: 1.0, latency: std::time::Duration::from_millis(25) };
+        Self::with_limits(settings).await
+    }
+
     /// A fresh table holding the demo data.
     pub async fn with_demo_data() -> Self {
         let t = Self::new().await;
@@ -390,6 +398,12 @@ pub async fn catalog(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(catalog::handler(deps, lambda_event(r.event())).await.expect("infallible"))
 }
 
+/// A product's stock level, as the catalog answers it.
+pub async fn stock_level(t: &TestTable, product: &str) -> i64 {
+    let r = catalog(&t.deps, req("GET /products/{productId}").path("productId", product)).await;
+    r.body["stockLevel"].as_i64().expect("a stock level")
+}
+
 /// Calls the users function's Lambda handler.
 pub async fn users(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(users::handler(deps, lambda_event(r.event())).await.expect("infallible"))
@@ -404,6 +418,17 @@ pub async fn orders(deps: &Deps, shards: u16, r: Req) -> Reply {
 /// Calls the listings function's Lambda handler.
 pub async fn listings(deps: &Deps, r: Req) -> Reply {
     Reply::from_event(listings::handler(deps, lambda_event(r.event())).await.expect("infallible"))
+}
+
+/// Sends `requests` to the listings function all at once (each on a task
+/// of its own); their replies, in the order they came.
+pub async fn listings_at_once(deps: &Deps, requests: Vec<Req>) -> Vec<Reply> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for r in requests {
+        let deps = deps.clone();
+        tasks.spawn(async move { listings(&deps, r).await });
+    }
+    tasks.join_all().await
 }
 
 /// Calls the reviews function's Lambda handler.

@@ -54,21 +54,21 @@ pub async fn save(
     segments: u16,
     after: Option<&store::StartKey>,
 ) -> Result<(), StoreError> {
-    let after = match after {
-        Some(key) => Some(serde_json::to_string(key).map_err(|e| StoreError::Service {
-            code: "Checkpoint".into(),
-            message: format!("a scan position that is not JSON: {e}"),
-        })?),
-        None => None,
-    };
     let checkpoint = Checkpoint {
         job: job.to_owned(),
         segment,
         segments,
-        after,
+        after: after.map(json_of),
         updated_at: domain::time::rfc3339(domain::time::now_ms()),
     };
     store.put(&checkpoint).await
+}
+
+/// A scan position as a checkpoint holds it: JSON, which [`load`] reads
+/// back (a map of strings always encodes, so no error to invent).
+fn json_of(key: &store::StartKey) -> String {
+    let fields = key.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())));
+    serde_json::Value::Object(fields.collect()).to_string()
 }
 
 /// Removes every checkpoint of `job` (the run is complete, or starts afresh).

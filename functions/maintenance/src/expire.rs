@@ -16,6 +16,7 @@ use std::time::Duration;
 use domain::model::{Order, OrderStatus};
 use domain::time::{now_ms, rfc3339, ulid_bounds};
 use futures_util::stream::{self, StreamExt};
+use keyschema::write::order::CancelAction;
 use keyschema::{access, write};
 use serde::Serialize;
 use store::{Store, StoreError};
@@ -131,16 +132,17 @@ async fn cancel(store: &Store, order: &Order, now: u64) -> Result<Outcome, Store
     for (name, change) in write::order::cancel(order, &rfc3339(now))? {
         tx.update(name, &change)?;
     }
+    let failed = |e: &StoreError| e.failed_actions().filter_map(CancelAction::parse).collect::<Vec<_>>();
     match tx.send().await {
         Ok(()) => {
             telemetry::tracing::info!(orderId = %order.order_id, "pending order expired: cancelled");
             Ok(Outcome::Cancelled)
         }
-        Err(e) if e.failed(write::order::ORDER) => Ok(Outcome::MovedOn),
+        Err(e) if failed(&e).contains(&CancelAction::Order) => Ok(Outcome::MovedOn),
         // At 100x, orders of one hot product share its stock item: a
         // conflict costs this order a minute, not the whole sweep.
         Err(e) if e.is_transaction_conflict() => Ok(Outcome::Contended),
-        Err(e) if e.failed_actions().any(|a| a.starts_with(write::order::RESTOCK) || a == write::order::RELIST) => {
+        Err(e) if failed(&e).iter().any(|a| matches!(a, CancelAction::Restock(_) | CancelAction::Relist)) => {
             telemetry::tracing::warn!(
                 orderId = %order.order_id,
                 failed = ?e.failed_actions().collect::<Vec<_>>(),

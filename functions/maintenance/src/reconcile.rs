@@ -40,6 +40,9 @@ use store::{Item, Store, StoreError};
 use crate::checkpoints::{self, Resume};
 use crate::pace::{Budget, Pacer};
 pub use crate::report::{Kind, Report, Tally};
+use index_keys::repair_keys;
+
+mod index_keys;
 
 /// The checkpoint names of the two passes.
 pub const SETTLE_JOB: &str = "reconcile-settle";
@@ -205,55 +208,6 @@ async fn segment(run: &Run<'_>, pass: Pass, segment: u16, from: Resume) -> Resul
     }
 }
 
-/// Brings an item's index keys in line with its fields; if it changed
-/// since it was read, reads it again (consistently) and tries again.
-async fn repair_keys(run: &Run<'_>, keys: KeysOf) -> Result<(), StoreError> {
-    let kind = Kind::IndexKeys(keys.decl.entity);
-    match repair_keys_of(run, keys).await? {
-        KeyRepair::Exact => {}
-        KeyRepair::Unreadable => run.tally(Kind::Unreadable, Tally::found(1)),
-        KeyRepair::Differs => run.tally(kind, Tally::found(1)),
-        KeyRepair::Repaired => run.tally(kind, Tally::repaired(1)),
-        KeyRepair::Moved => run.tally(kind, Tally::moved(1)),
-    }
-    Ok(())
-}
-
-enum KeyRepair {
-    Exact,
-    Unreadable,
-    /// Found in a dry run.
-    Differs,
-    Repaired,
-    /// Someone else's write made them right, or deleted the item.
-    Moved,
-}
-
-async fn repair_keys_of(run: &Run<'_>, mut keys: KeysOf) -> Result<KeyRepair, StoreError> {
-    for attempt in 0..ATTEMPTS {
-        let change = match keys.repair(Keeper::Both) {
-            Ok(None) if attempt == 0 => return Ok(KeyRepair::Exact),
-            Ok(None) => return Ok(KeyRepair::Moved),
-            Ok(Some(change)) => change,
-            Err(_) => return Ok(KeyRepair::Unreadable),
-        };
-        if run.options.dry_run {
-            return Ok(KeyRepair::Differs);
-        }
-        let _unit = run.pacer.admit().await;
-        match run.store.update(&change).await {
-            Ok(_) => return Ok(KeyRepair::Repaired),
-            Err(e) if e.is_conditional_check_failed() => {}
-            Err(e) => return Err(e),
-        }
-        match run.store.batch_get_items(std::slice::from_ref(&keys.key), true).await?.pop() {
-            Some(now) => keys.attrs = store::item::attrs(&now),
-            None => return Ok(KeyRepair::Moved),
-        }
-    }
-    Ok(KeyRepair::Moved)
-}
-
 /// A derivation's error in a reconcile: an unreadable item is tallied and
 /// left; a store error stops the run (the next one resumes).
 fn unreadable(run: &Run<'_>, e: DerivedError) -> Result<(), StoreError> {
@@ -385,8 +339,7 @@ async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreErr
     let mut held = Vec::new();
     for image in items.iter().filter_map(Image::of_item) {
         match aggregates::held_by(&image) {
-            Ok(Some(aggregate)) => held.push(aggregate),
-            Ok(None) => {}
+            Ok(aggregates) => held.extend(aggregates),
             Err(e) => unreadable(run, e)?,
         }
     }

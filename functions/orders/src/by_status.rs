@@ -18,7 +18,7 @@ use ulid::Ulid;
 
 use fanout::bitmap;
 use fanout::hint::Hint;
-use fanout::page_planner::{self, Answer, Ask, Asker, Keyed, Position};
+use fanout::page_planner::{self, Answer, Ask, Asker, Keyed, Position, Walk};
 
 use crate::App;
 
@@ -122,8 +122,8 @@ pub(crate) async fn orders_by_status(app: &App, req: Request) -> Result<Response
         Some(p) => partitions.iter().zip(&p.done).filter(|(_, d)| !**d).map(|(p, _)| *p).collect(),
     };
     let asker = Partitions { app, live: live_now };
-    let (items, next) =
-        page_planner::page(partitions.len(), low, high, usize::from(page.limit), at.as_ref(), &asker).await?;
+    let walk = Walk { partitions: partitions.len(), low, high, limit: usize::from(page.limit) };
+    let (items, next) = page_planner::page(walk, at.as_ref(), &asker).await?;
     let next_cursor = next.map(|p| app.deps.cursors.seal(&scope, &Cursor::of(&p)));
     let items: Vec<OrderAnswer> = items.into_iter().map(|o| OrderAnswer::from(o.0)).collect();
     Response::ok(&ListBody { items, next_cursor })

@@ -15,6 +15,7 @@ use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
 use keyschema::write;
+use keyschema::write::order::CancelAction;
 use keyschema::{KeyQuery, SchemaError};
 use serde::Deserialize;
 
@@ -214,6 +215,15 @@ struct StatusChange {
     status: OrderStatus,
 }
 
+/// The products whose restock failed in a cancelled [`write::order::cancel`].
+fn restocks(e: &store::StoreError) -> Vec<ProductId> {
+    let restock = |a| match a {
+        CancelAction::Restock(product) => Some(product),
+        _ => None,
+    };
+    e.failed_actions().filter_map(CancelAction::parse).filter_map(restock).collect()
+}
+
 /// Moves an order along its lifecycle: pending -> confirmed -> shipped ->
 /// delivered by the seller (an admin for catalog orders), cancelled from
 /// pending or confirmed by the buyer too. The write is conditional on the
@@ -255,9 +265,8 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
         Err(e) if e.failed(write::order::ORDER) => {
             Err(ApiError::conflict(format!("order `{id}` changed concurrently; read it again")))
         }
-        Err(e) if e.failed_actions().any(|a| a.starts_with(write::order::RESTOCK)) => {
-            let products: Vec<&str> =
-                e.failed_actions().filter_map(|a| a.strip_prefix(write::order::RESTOCK)).collect();
+        Err(e) if !restocks(&e).is_empty() => {
+            let products: Vec<String> = restocks(&e).iter().map(ToString::to_string).collect();
             Err(ApiError::conflict(format!(
                 "cannot cancel: restoring the stock of product {} would pass its maximum of {}",
                 products.join(", "),

@@ -23,7 +23,9 @@
 //! planned in stream order, and its keys, postings and aggregate are
 //! written one request at a time, so no two writes of the batch meet on one
 //! item. A batch of new records sends one write per item's keys and
-//! aggregate that changes (and one `BatchWriteItem` per listing's postings).
+//! aggregate that changes, and per listing whose postings it changes one
+//! `BatchWriteItem` for every 25 postings put or deleted (`write_batch`
+//! chunks by 25, and sends again what DynamoDB leaves unprocessed).
 //!
 //! **Failures.** A record that can never succeed (malformed) is logged and
 //! skipped, so it never holds up its shard; a transient failure (throttled,

@@ -157,6 +157,12 @@ impl Image {
         }
     }
 
+    /// The item decoded as `T`: for a derivation that reads an entity
+    /// [`Body`] does not decode (one needs no variant of its own here).
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, DerivedError> {
+        Ok(serde_dynamo::from_item(self.item.clone())?)
+    }
+
     /// An error for a derivation that needs the body of an unreadable image.
     pub fn unreadable(&self) -> Option<DerivedError> {
         match &self.body {

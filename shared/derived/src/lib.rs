@@ -9,9 +9,9 @@
 //!   fields (the stream processor keeps a listing's browse, price and near
 //!   keys; reconcile every index).
 //! - [`postings`]: a listing's search postings, from its current state.
-//! - [`aggregates`]: each kind of aggregate ([`aggregates::Counted`]: a
-//!   user's ratings, a category's rating, a listing's favorite count), kept
-//!   exactly once with markers; reconcile's settling of markers and sums.
+//! - [`aggregates`]: each kind of aggregate (declared once, derived by an
+//!   [`aggregates::Counted`]: a user's ratings, a category's rating, a
+//!   listing's favorite count), kept exactly once with markers; reconcile's settling of markers and sums.
 //! - [`DerivedError`]: `Malformed` (never retried), `Contended` and `Store`.
 
 pub mod aggregates;

@@ -12,4 +12,4 @@ pub mod page_planner;
 pub mod search;
 
 pub use key::{Cheapest, PageKey};
-pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Keyed, Position};
+pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Keyed, Position, Walk};

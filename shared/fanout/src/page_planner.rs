@@ -117,19 +117,30 @@ struct Seen<T: Keyed> {
     unread_below: Option<T::Key>,
 }
 
-/// The next page of a walk over `partitions` partitions of the range
-/// `low..=high`: `limit` items (fewer on the last page), newest first, and
-/// where the walk goes on (`None`: it ended). `at` is where the previous
-/// page left it (`None` on the first page); a hint for another number of
-/// live partitions is ignored.
+/// What a walk pages over: `partitions` partitions of the range
+/// `low..=high`, `limit` items a page.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Walk<K> {
+    /// How many partitions.
+    pub partitions: usize,
+    /// The range's oldest key.
+    pub low: K,
+    /// The range's newest key.
+    pub high: K,
+    /// Items a page.
+    pub limit: usize,
+}
+
+/// The next page of `walk`: `limit` items (fewer on the last page), newest
+/// first, and where the walk goes on (`None`: it ended). `at` is where the
+/// previous page left it (`None` on the first page); a hint for another
+/// number of live partitions is ignored.
 pub async fn page<T: Keyed, A: Asker<T>>(
-    partitions: usize,
-    low: T::Key,
-    high: T::Key,
-    limit: usize,
+    walk: Walk<T::Key>,
     at: Option<&Position<T::Key>>,
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
+    let Walk { partitions, low, high, limit } = walk;
     page_reading_at_least(1, partitions, low, high, limit, at, asker).await
 }
 

@@ -142,7 +142,39 @@ pub mod order {
     /// Action name of the relisting in a [`cancel`].
     pub const RELIST: &str = "relist";
     /// Action-name prefix of the restocks in a [`cancel`] (then the product id).
-    pub const RESTOCK: &str = "restock ";
+    const RESTOCK: &str = "restock ";
+
+    /// An action of a [`cancel`], as its name says: what callers match a
+    /// cancelled transaction's failed actions on.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum CancelAction {
+        /// The order's own write ([`ORDER`]).
+        Order,
+        /// Its listing's relisting ([`RELIST`]).
+        Relist,
+        /// The restock of one product (`restock <productId>`).
+        Restock(ProductId),
+    }
+
+    impl CancelAction {
+        /// Its name in the transaction.
+        pub fn name(&self) -> String {
+            match self {
+                CancelAction::Order => ORDER.to_owned(),
+                CancelAction::Relist => RELIST.to_owned(),
+                CancelAction::Restock(product) => format!("{RESTOCK}{product}"),
+            }
+        }
+
+        /// The action a name names (`None`: not one of a [`cancel`]'s).
+        pub fn parse(name: &str) -> Option<CancelAction> {
+            match name {
+                ORDER => Some(CancelAction::Order),
+                RELIST => Some(CancelAction::Relist),
+                _ => name.strip_prefix(RESTOCK)?.parse().ok().map(CancelAction::Restock),
+            }
+        }
+    }
 
     /// The cancellation of `order`, only if it is still as read (the
     /// buyer's, seller's or admin's cancel and the expiry sweeper send the
@@ -151,11 +183,13 @@ pub mod order {
     /// the maximum), as named transaction actions.
     pub fn cancel(order: &Order, now: &str) -> Result<Vec<(String, Change)>, SchemaError> {
         let id = &order.order_id;
-        let mut actions =
-            vec![(ORDER.to_owned(), move_status(id, order.shard, order.status, OrderStatus::Cancelled, now)?)];
+        let mut actions = vec![(
+            CancelAction::Order.name(),
+            move_status(id, order.shard, order.status, OrderStatus::Cancelled, now)?,
+        )];
         if let (Some(listing), Some(seller)) = (&order.listing_id, &order.seller_id) {
             let relist = listing::move_status(listing, seller, ListingStatus::Sold, ListingStatus::Active, now)?;
-            actions.push((RELIST.to_owned(), relist));
+            actions.push((CancelAction::Relist.name(), relist));
             return Ok(actions);
         }
         for line in &order.lines {
@@ -164,7 +198,8 @@ pub mod order {
                 field: "lines.itemId",
                 value: line.item_id.clone(),
             })?;
-            actions.push((format!("{RESTOCK}{product}"), product::restock(&product, line.qty, now)?));
+            let restock = product::restock(&product, line.qty, now)?;
+            actions.push((CancelAction::Restock(product).name(), restock));
         }
         Ok(actions)
     }

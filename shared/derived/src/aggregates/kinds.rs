@@ -1,7 +1,7 @@
 //! The three kinds of aggregate: a user's ratings, a category's rating and
 //! a listing's favorite count, each with its base items, markers and holder.
 //!
-//! Ratings count, toward a user's and a category's `rating` and
+//! Ratings count, toward a user's and a category's `ratingSum` and
 //! `reviewCount`, the first review by one author of one reviewed user in an
 //! ISO week (of the review's id, so of its creation): later ones of that pair
 //! and week are shown, not counted, and if the counted one is moderated
@@ -18,7 +18,7 @@ use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::write::attr;
 use keyschema::{access, keys, Cond, Entity, EntityKey, Key, Value};
 
-use super::{Aggregate, AggregateKind, Count, Counted, Instance};
+use super::{Aggregate, AggregateKind, Count, Counted, Instance, Marked};
 use crate::image::{Body, Image};
 use crate::DerivedError;
 
@@ -81,6 +81,15 @@ fn slot_instances(marker: Key, reviewed: &UserId, slot: &Slot) -> Result<Vec<Ins
         .collect()
 }
 
+/// The aggregate an item holds: `of` the id `select` finds in its body, if any.
+fn held<'a, T: 'a>(
+    image: &'a Image,
+    select: impl Fn(&'a Body) -> Option<&'a T>,
+    of: impl Fn(&T) -> Result<Aggregate, DerivedError>,
+) -> Result<Option<Aggregate>, DerivedError> {
+    select(&image.body).map(of).transpose()
+}
+
 impl UserRatings {
     /// The aggregate of `user`.
     pub fn of(user: &UserId) -> Result<Aggregate, DerivedError> {
@@ -96,8 +105,6 @@ impl UserRatings {
 }
 
 impl Counted for UserRatings {
-    const KIND: AggregateKind = AggregateKind::UserRatings;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let slot = pair_of(review);
@@ -105,17 +112,14 @@ impl Counted for UserRatings {
         Ok(Some(slot_count(Self::of(&slot.reviewed_user_id)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::RatingSlot(s) = &image.body else { return Ok(None) };
         let marker = keys::rating_slot(&s.reviewed_user_id, &s.author_id, &s.week)?.into();
         Ok(Some((Self::of(&s.reviewed_user_id)?, slot_instances(marker, &s.reviewed_user_id, &s.slot)?)))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-        match &image.body {
-            Body::User(user) => Ok(Some(Self::of(user)?)),
-            _ => Ok(None),
-        }
+        held(image, |b| if let Body::User(user) = b { Some(user) } else { None }, Self::of)
     }
 }
 
@@ -140,8 +144,6 @@ impl CategoryRatings {
 }
 
 impl Counted for CategoryRatings {
-    const KIND: AggregateKind = AggregateKind::CategoryRatings;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let Some(review) = review(image)? else { return Ok(None) };
         let Some(category) = &review.category_id else { return Ok(None) };
@@ -152,7 +154,7 @@ impl Counted for CategoryRatings {
         Ok(Some(slot_count(Self::of(category)?, marker, &slot, review, inserted)?))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::CategoryRatingSlot(CategoryRatingSlot { category_id, pair: p, .. }) = &image.body else {
             return Ok(None);
         };
@@ -161,10 +163,7 @@ impl Counted for CategoryRatings {
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-        match &image.body {
-            Body::CategoryRating(category) => Ok(Some(Self::of(category)?)),
-            _ => Ok(None),
-        }
+        held(image, |b| if let Body::CategoryRating(category) = b { Some(category) } else { None }, Self::of)
     }
 }
 
@@ -185,8 +184,6 @@ impl ListingFavorites {
 }
 
 impl Counted for ListingFavorites {
-    const KIND: AggregateKind = AggregateKind::ListingFavorites;
-
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError> {
         let favorite = match &image.body {
             Body::Favorite(f) => f,
@@ -214,7 +211,7 @@ impl Counted for ListingFavorites {
         }))
     }
 
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError> {
         let Body::FavoriteMarker(m) = &image.body else { return Ok(None) };
         let instance = Instance {
             marker: keys::favorite_marker(&m.user_id, &m.listing_id)?.into(),

@@ -100,7 +100,7 @@ pub async fn apply(store: &Store, aggregate: &Aggregate, counts: &[Count]) -> Re
                 telemetry::tracing::error!(aggregate = aggregate.key.pk.as_str(), "the counted item does not exist");
                 return Ok(sent + n);
             }
-            Err(Failed { why: Why::Store(e), .. }) => return Err(e.into()),
+            Err(Failed { why: Why::Error(e), .. }) => return Err(e),
         }
     }
     Err(DerivedError::Contended(aggregate.key.pk.clone()))
@@ -109,7 +109,7 @@ pub async fn apply(store: &Store, aggregate: &Aggregate, counts: &[Count]) -> Re
 /// The write that moves a marker from `before` to `after`: a put if it has
 /// none yet, an update conditioned on the state (and version) read, or a
 /// slot's put conditioned on the `rev` read.
-fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Result<(), StoreError> {
+fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Result<(), DerivedError> {
     let Transition { key, item, before, after, .. } = t;
     let version = |v: &Option<ulid::Ulid>| v.map(|v| v.to_string());
     match (before, after) {
@@ -118,11 +118,13 @@ fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Re
             for (attr, value) in write::marker::fields(*state, *weight, version(v)) {
                 item.insert(attr.to_owned(), store::tx::attribute(&value));
             }
-            tx.put_item_new(name, item).map(|_| ())
+            tx.put_item_new(name, item)?;
+            Ok(())
         }
         (Some(Marker::One { state: was, version: seen, .. }), Marker::One { state, weight, version: v }) => {
             let change = write::marker::move_to(key.clone(), (*was, version(seen)), (*state, *weight, version(v)));
-            tx.update(name, &change).map(|_| ())
+            tx.update(name, &change)?;
+            Ok(())
         }
         (before, Marker::Slot(slot)) => {
             let rev = match before {
@@ -138,12 +140,12 @@ fn marker_write(tx: &mut store::Transaction, name: String, t: &Transition) -> Re
                 Some(_) => Cond::Eq(write::attr::REV, Value::n(rev)),
                 None => Cond::NotExists(PK),
             };
-            tx.put_item_if(name, item, &[condition]).map(|_| ())
+            tx.put_item_if(name, item, &[condition])?;
+            Ok(())
         }
-        (Some(Marker::Slot(_)), Marker::One { .. }) => Err(StoreError::Service {
-            code: "InvalidRequest".into(),
-            message: format!("marker {} changes kind", key.sk),
-        }),
+        (Some(Marker::Slot(_)), Marker::One { .. }) => {
+            Err(DerivedError::malformed(format!("marker {} changes kind", key.sk)))
+        }
     }
 }
 
@@ -165,8 +167,8 @@ pub(crate) enum Why {
     Moved,
     /// The aggregate's item does not exist.
     NoAggregate,
-    /// Any other failure.
-    Store(StoreError),
+    /// Any other failure (the table's, or a marker that cannot move so).
+    Error(DerivedError),
 }
 
 /// A failed [`write_transitions`]: how many transactions had committed, and why.
@@ -202,7 +204,7 @@ pub(crate) async fn write_transitions(
     transitions: &[Transition],
 ) -> Result<usize, Failed> {
     let mut sent = 0;
-    let failed = |sent, e: StoreError| Failed { sent, why: Why::Store(e) };
+    let failed = |sent, e: DerivedError| Failed { sent, why: Why::Error(e) };
     for chunk in chunks(transitions) {
         let mut tx = store.transaction();
         let mut roles = Vec::new();
@@ -211,7 +213,7 @@ pub(crate) async fn write_transitions(
             marker_write(&mut tx, format!("marker {i}"), t).map_err(|e| failed(sent, e))?;
             roles.push(Role::Marker);
             for (j, (key, condition)) in t.bases.iter().enumerate() {
-                tx.check(format!("base {i}.{j}"), key, condition).map_err(|e| failed(sent, e))?;
+                tx.check(format!("base {i}.{j}"), key, condition).map_err(|e| failed(sent, e.into()))?;
                 roles.push(Role::Base);
             }
             let (before_sum, before_count) = t.before.as_ref().map_or((0, 0), Marker::counted);
@@ -220,7 +222,7 @@ pub(crate) async fn write_transitions(
             count += after_count - before_count;
         }
         if sum != 0 || count != 0 {
-            tx.update("aggregate", &aggregate.add(sum, count)).map_err(|e| failed(sent, e))?;
+            tx.update("aggregate", &aggregate.add(sum, count)).map_err(|e| failed(sent, e.into()))?;
             roles.push(Role::Aggregate);
         }
         if let Err(e) = tx.send().await {
@@ -230,7 +232,7 @@ pub(crate) async fn write_transitions(
             } else if failed.contains(&Role::Aggregate) {
                 Why::NoAggregate
             } else {
-                Why::Store(e)
+                Why::Error(e.into())
             };
             return Err(Failed { sent, why });
         }

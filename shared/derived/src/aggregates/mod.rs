@@ -6,11 +6,13 @@
 //! rating by more than one review a week); a favorite counts 1 into its
 //! listing's `favoriteCount`.
 //!
-//! Each kind of aggregate is one [`Counted`] implementation: which base
+//! Each kind of aggregate is one line of `aggregate_kinds!` (its name and
+//! doc) and one [`Counted`] implementation (in `kinds.rs`): which base
 //! items count into it (and with what marker, weight and version), which
-//! marker items belong to it, and which items hold it. The stream processor
-//! asks [`counts`] of each record's image; reconcile asks [`counts`],
-//! [`marker_of`] and [`held_by`] of each scanned item. How a count moves
+//! marker items belong to it, and which items hold it; nothing else lists
+//! the kinds. The stream processor asks [`counts`] of each record's image;
+//! reconcile asks [`counts_of`], [`marker_of`] and [`held_by`] of each
+//! scanned item. How a count moves
 //! an aggregate is [`markers`] (both drivers); how reconcile brings
 //! markers and aggregates back in line is [`settle`].
 
@@ -29,33 +31,46 @@ use ulid::Ulid;
 use crate::image::{Event, Image, Record};
 use crate::DerivedError;
 
-pub use kinds::{week_of, CategoryRatings, ListingFavorites, UserRatings};
+pub use kinds::*;
 
-/// The kinds of aggregate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AggregateKind {
-    /// A user's `ratingSum` and `reviewCount` over the reviews about them.
-    UserRatings,
-    /// A category's `ratingSum` and `reviewCount` over the buyers' reviews
-    /// of its listings' orders, in an item of its own.
-    CategoryRatings,
-    /// A listing's `favoriteCount`.
-    ListingFavorites,
+/// Declares the kinds of aggregate, once: each line a [`Counted`] type
+/// (the kind's derivation, in `kinds.rs`), its name in reports and its doc.
+/// From it come [`AggregateKind`] (a variant per kind, named as the type),
+/// [`AggregateKind::ALL`], [`AggregateKind::name`] and the table of
+/// derivations [`counts_of`], [`marker_of`] and [`held_by`] fold over.
+macro_rules! aggregate_kinds {
+    ($($(#[doc = $doc:literal])* $kind:ident => $name:literal,)+) => {
+        /// The kinds of aggregate.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum AggregateKind {
+            $($(#[doc = $doc])* $kind,)+
+        }
+
+        impl AggregateKind {
+            /// Every kind.
+            pub const ALL: &'static [AggregateKind] = &[$(AggregateKind::$kind,)+];
+
+            /// Its name in reports.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(AggregateKind::$kind => $name,)+
+                }
+            }
+        }
+
+        /// Each kind's derivation, in declaration order.
+        const KINDS: &[Derivation] = &[$(Derivation::of::<$kind>(),)+];
+    };
 }
 
-impl AggregateKind {
-    /// Every kind.
-    pub const ALL: [AggregateKind; 3] =
-        [AggregateKind::UserRatings, AggregateKind::CategoryRatings, AggregateKind::ListingFavorites];
-
-    /// Its name in reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            AggregateKind::UserRatings => "user ratings",
-            AggregateKind::CategoryRatings => "category ratings",
-            AggregateKind::ListingFavorites => "listing favorites",
-        }
-    }
+aggregate_kinds! {
+    /// A user's `ratingSum` and `reviewCount` over the reviews about them.
+    UserRatings => "user ratings",
+    /// A category's `ratingSum` and `reviewCount` over the buyers' reviews
+    /// of its listings' orders, in an item of its own.
+    CategoryRatings => "category ratings",
+    /// A listing's `favoriteCount`.
+    ListingFavorites => "listing favorites",
 }
 
 impl fmt::Display for AggregateKind {
@@ -135,33 +150,41 @@ pub struct Instance {
     pub member: Option<ReviewId>,
 }
 
-/// One kind of aggregate: what counts into it, its markers, its holders.
-pub trait Counted {
-    /// Which kind.
-    const KIND: AggregateKind;
+/// A marker's aggregate and the instances it records.
+pub type Marked = (Aggregate, Vec<Instance>);
 
+/// One kind of aggregate: what counts into it, its markers, its holders
+/// (declared in `aggregate_kinds!`).
+pub trait Counted {
     /// The count a base item makes into this kind of aggregate, if it
     /// counts into one (`inserted`: the item was added; else removed).
     fn count(image: &Image, inserted: bool) -> Result<Option<Count>, DerivedError>;
 
     /// For a marker of this kind: its aggregate and the instances it records.
-    fn marker(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError>;
+    fn marker(image: &Image) -> Result<Option<Marked>, DerivedError>;
 
     /// For an item holding an aggregate of this kind: the aggregate.
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError>;
 }
 
+/// A kind's [`Counted`] functions: what [`counts_of`], [`marker_of`] and
+/// [`held_by`] fold over.
+struct Derivation {
+    count: fn(&Image, bool) -> Result<Option<Count>, DerivedError>,
+    marker: fn(&Image) -> Result<Option<Marked>, DerivedError>,
+    held: fn(&Image) -> Result<Option<Aggregate>, DerivedError>,
+}
+
+impl Derivation {
+    const fn of<C: Counted>() -> Derivation {
+        Derivation { count: C::count, marker: C::marker, held: C::held }
+    }
+}
+
 /// Every count a base item makes (a review: its user's and, naming one,
 /// its category's; a favorite: its listing's); none for other entities.
 pub fn counts_of(image: &Image, inserted: bool) -> Result<Vec<Count>, DerivedError> {
-    Ok([
-        UserRatings::count(image, inserted)?,
-        CategoryRatings::count(image, inserted)?,
-        ListingFavorites::count(image, inserted)?,
-    ]
-    .into_iter()
-    .flatten()
-    .collect())
+    KINDS.iter().filter_map(|k| (k.count)(image, inserted).transpose()).collect()
 }
 
 /// The counts a stream record changes: an insert counts its new image, a
@@ -174,12 +197,14 @@ pub fn counts(record: &Record) -> Result<Vec<Count>, DerivedError> {
     }
 }
 
-/// For a marker item: its aggregate and the instances it records.
-pub fn marker_of(image: &Image) -> Result<Option<(Aggregate, Vec<Instance>)>, DerivedError> {
-    Ok(UserRatings::marker(image)?.or(CategoryRatings::marker(image)?).or(ListingFavorites::marker(image)?))
+/// For a marker item: its aggregate and the instances it records (the
+/// first kind's that has it).
+pub fn marker_of(image: &Image) -> Result<Option<Marked>, DerivedError> {
+    KINDS.iter().try_fold(None, |found, k| Ok(found.or((k.marker)(image)?)))
 }
 
-/// For an item holding an aggregate (a user, a listing, a category's rating): the aggregate.
-pub fn held_by(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-    Ok(UserRatings::held(image)?.or(CategoryRatings::held(image)?).or(ListingFavorites::held(image)?))
+/// For an item holding aggregates (a user, a listing, a category's
+/// rating): every kind's it holds (a listing may hold several).
+pub fn held_by(image: &Image) -> Result<Vec<Aggregate>, DerivedError> {
+    KINDS.iter().filter_map(|k| (k.held)(image).transpose()).collect()
 }

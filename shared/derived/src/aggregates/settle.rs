@@ -93,7 +93,7 @@ pub async fn settle(
             Err(Failed { why: Why::Moved, .. }) => {}
             // The aggregate's item is gone (a user or listing deleted): nothing to settle into.
             Err(Failed { why: Why::NoAggregate, .. }) => return Ok(0),
-            Err(Failed { why: Why::Store(e), .. }) => return Err(e.into()),
+            Err(Failed { why: Why::Error(e), .. }) => return Err(e),
         }
     }
     Err(DerivedError::Contended(aggregate.key.pk.clone()))
