@@ -83,7 +83,7 @@ const CASES: &[Case] = &[
     case("category rating", "GET /categories/{categoryId}", &["GetItem", "GetItem"], 1.0, 0.0),
     case("create listing", "POST /listings", &["GetItem", "GetItem", "TransactWriteItems"], 1.0, 8.0),
     // 4: the near index holds no price (its projection), so no copy there.
-    case("update listing", "PATCH /listings/{listingId}", &["UpdateItem", "GetItem"], 0.5, 4.0),
+    case("update listing", "PATCH /listings/{listingId}", &["UpdateItem", "GetItem"], 1.0, 4.0),
     case("beyond AP1", "GET /users/me/favorites", Q, 0.5, 0.0),
     case("add favorite", "PUT /users/me/favorites/{listingId}", &["BatchGetItem", "PutItem"], 1.0, 2.0),
     case("marketplace AP7, e-commerce AP1", "GET /orders/{orderId}", G, 0.5, 0.0),

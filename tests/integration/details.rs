@@ -185,6 +185,11 @@ async fn reconcile_moves_inline_descriptions_into_details() {
     };
     let before = answers().await;
     assert_eq!((&before.0["description"], &before.1["description"]), (&json!("Written inline"), &json!("Also inline")));
+    // A list answers cards, even of an item that still holds its text.
+    let brand = product.brand_id.to_string();
+    let list = catalog(&t.deps, req("GET /brands/{brandId}/products").path("brandId", &brand)).await;
+    let card = list.items().iter().find(|p| p["productId"] == json!(product_id)).expect("in the brand's list").clone();
+    assert_eq!(card.get("description"), None, "{card}");
 
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced }).await;
@@ -216,4 +221,34 @@ async fn reconcile_moves_inline_descriptions_into_details() {
 
     let again = reconcile::run(&t.deps.store, unpaced).await;
     assert_eq!(tally(&again), (0, 0), "a second run finds nothing: {again:#?}");
+}
+
+/// Details someone else wrote: with the same text, the inline copy goes;
+/// with another, both stay and the run reports it.
+#[tokio::test]
+async fn reconcile_leaves_an_inline_text_its_details_contradict() {
+    use maintenance::pace::Budget;
+    use maintenance::reconcile::{self, Kind, Options};
+    let t = TestTable::with_demo_data().await;
+    let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
+    let ids = local_stack::demo::LISTING_IDS;
+    for (id, details) in [(ids[0], "Same text"), (ids[1], "Another text")] {
+        let listing_id: ListingId = id.parse().expect("an id");
+        let key = keyschema::keys::listing(&listing_id).expect("a key");
+        let mut listing: domain::model::Listing = t.deps.store.get_consistent(&key).await.expect("read").expect("demo");
+        listing.description = Some("Same text".into());
+        t.deps.store.put(&listing).await.expect("put");
+        let written = domain::model::ListingDetails { listing_id, description: details.into() };
+        t.deps.store.put(&written).await.expect("put details");
+    }
+    let run = reconcile::run(&t.deps.store, unpaced).await;
+    assert!(run.complete, "{run:?}");
+    let tally = run.of(Kind::InlineDescriptions);
+    assert_eq!((tally.found, tally.repaired), (1, 1), "{run:#?}");
+    assert_eq!(run.of(Kind::Unreadable).found, 1, "the contradicted one reported: {run:#?}");
+    for (id, inline_left) in [(ids[0], false), (ids[1], true)] {
+        let q = access::listing_with_details(&id.parse().expect("an id")).expect("a query");
+        let items = shapes(t.deps.store.query_all_consistent(&q).await.expect("read"));
+        assert_eq!(items["#METADATA"].contains_key("description"), inline_left, "{id}: {items:?}");
+    }
 }

@@ -93,7 +93,10 @@ async fn keys_of_different_routes_never_collide() {
 async fn a_listing_is_created_once_per_key_however_retries_race() {
     let t = TestTable::with_demo_data().await;
     sign_up_all(&t.deps, &["lister"]).await;
-    let body = json!({ "title": "Teapot", "price": 20, "categoryId": "pottery", "location": { "lat": 1, "lon": 2 } });
+    let body = json!({
+        "title": "Teapot", "price": 20, "categoryId": "pottery", "location": { "lat": 1, "lon": 2 },
+        "description": "Cast iron"
+    });
     let post = |key: Option<&'static str>, body: Value| {
         let r = req("POST /listings").by(As::User("lister")).json(body);
         let r = match key {
@@ -120,6 +123,7 @@ async fn a_listing_is_created_once_per_key_however_retries_race() {
     let ids: std::collections::HashSet<&str> = replies.iter().filter_map(|r| r.body["listingId"].as_str()).collect();
     assert_eq!(ids.len(), 1, "one listing: {ids:?}");
     assert_eq!(replies.iter().filter(|r| !r.replayed).count(), 1, "one first answer, the rest replayed");
+    assert!(replies.iter().all(|r| r.body["description"] == "Cast iron"), "a replay reads the details too");
     assert_eq!(seller_listings(&t.deps, "lister", "active").await.items().len(), 1);
 
     let again = post(Some("teapot"), body.clone()).await;

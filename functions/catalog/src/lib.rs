@@ -133,7 +133,9 @@ struct NewProduct {
 }
 
 /// Creates a product (admin): its brand and category read (they existed
-/// when read; cached, see `api::cache`), then the product put if absent.
+/// when read; cached, see `api::cache`), then the product put if absent,
+/// with its details (the description, an item of its own beside it) in the
+/// same transaction.
 async fn create_product(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let body: NewProduct = req.json()?;

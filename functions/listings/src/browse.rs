@@ -186,18 +186,12 @@ async fn walk<V: View>(
         }
     };
     let partitions = usize::from(shards);
-    let live = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
+    let live: Vec<u16> = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
+    let at_least = domain::shard::browse_first_round(live.len());
     let asker = Shards::<V> { app, category, live, view: PhantomData };
-    let (items, next) = fanout::page_reading_at_least(
-        domain::shard::browse_first_round(partitions),
-        partitions,
-        low,
-        high,
-        usize::from(page.limit),
-        at.as_ref(),
-        &asker,
-    )
-    .await?;
+    let (items, next) =
+        fanout::page_reading_at_least(at_least, partitions, low, high, usize::from(page.limit), at.as_ref(), &asker)
+            .await?;
     let next_cursor = next.map(|p| {
         let cursor = Cursor {
             before: V::encode(p.before),

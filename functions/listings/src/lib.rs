@@ -58,7 +58,8 @@ const ROUTE: &str = "listings";
 /// picks the listing's browse shard) and so is the seller (only signed-up
 /// users sell). A seller not yet `both` becomes it first, in an
 /// `UpdateItem` of its own ([`become_seller`]); then one
-/// `TransactWriteItems` puts the listing if absent (a transaction for its
+/// `TransactWriteItems` puts the listing if absent, with its details (the
+/// description, an item of its own beside it) if it has one (a transaction for its
 /// `ClientRequestToken`: the SDK's retry of a put that applied is not a
 /// conflict).
 ///
@@ -208,7 +209,8 @@ struct ListingChange {
 
 /// Changes the caller's own listing in one conditional `UpdateItem`: only
 /// its seller, never once sold; then its details (the description, which
-/// no change touches) are read for the answer (`GetItem`). A status change moves its keys with it
+/// no change touches) are read for the answer (`GetItem`, strongly
+/// consistent). A status change moves its keys with it
 /// (`write::listing::set_status`: the GSI1 sort key, and the GSI2 browse
 /// keys dropped when it leaves `active`); a failed condition returns the old
 /// item, which tells 404, 403 and 409 apart.
@@ -242,7 +244,8 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     }
     match app.store.update(&change).await {
         Ok(item) => {
-            let details = app.store.get::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
+            // Strongly consistent: reconcile may be moving an inline text there.
+            let details = app.store.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
             Response::ok(&ListingAnswer::of(from_item::<Listing>(item)?, details))
         }
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),

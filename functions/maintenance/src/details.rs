@@ -15,6 +15,7 @@ use store::item::entity_type;
 use store::{Item, Store, StoreError, Transaction};
 
 use crate::pace::Pacer;
+use crate::report::{Kind, Tally};
 
 /// The attribute a description was written in.
 const DESCRIPTION: &str = "description";
@@ -56,51 +57,89 @@ fn inline(item: &Item) -> Result<Option<Inline>, StoreError> {
     })
 }
 
+/// What became of one inline description.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Moved {
+    /// Moved into its details item (or, in a dry run, found).
+    Moved,
+    /// Changed or moved by another writer since it was read (the next
+    /// run moves what is there then).
+    ByOther,
+    /// Its details hold another text: left as it is, reported.
+    Differs,
+}
+
+impl Moved {
+    /// The report's kind and tally.
+    pub fn tally(&self, dry_run: bool) -> (Kind, Tally) {
+        match self {
+            Moved::Moved if dry_run => (Kind::InlineDescriptions, Tally::found(1)),
+            Moved::Moved => (Kind::InlineDescriptions, Tally::repaired(1)),
+            Moved::ByOther => (Kind::InlineDescriptions, Tally::moved(1)),
+            Moved::Differs => (Kind::Unreadable, Tally::found(1)),
+        }
+    }
+}
+
 /// Moves a scanned item's inline description into its details item (or,
-/// on a dry run, only finds it). `Ok(true)`: it had one (moved, unless it
-/// changed in between or `dry_run`).
-async fn move_inline(store: &Store, item: &Item, dry_run: bool) -> Result<bool, StoreError> {
-    let Some(found) = inline(item)? else { return Ok(false) };
+/// on a dry run, only finds it); `None`: it has none.
+async fn move_inline(store: &Store, item: &Item, dry_run: bool) -> Result<Option<Moved>, StoreError> {
+    let Some(found) = inline(item)? else { return Ok(None) };
     if dry_run {
-        return Ok(true);
+        return Ok(Some(Moved::Moved));
     }
     let (description, key) = match &found {
         Inline::Listing(d, key) => (d.description.clone(), key.clone()),
         Inline::Product(d, key) => (d.description.clone(), key.clone()),
     };
-    let remove = Change::untimed(key).remove(DESCRIPTION).only_if(Cond::Eq(DESCRIPTION, Value::s(description)));
+    let remove = Change::untimed(key).remove(DESCRIPTION).only_if(Cond::Eq(DESCRIPTION, Value::s(description.clone())));
     let mut tx: Transaction = store.transaction();
     match &found {
         Inline::Listing(d, _) => tx.put_new("details", d)?,
         Inline::Product(d, _) => tx.put_new("details", d)?,
     };
     tx.update("inline", &remove)?;
-    match tx.send().await {
-        Ok(()) => Ok(true),
-        // Changed since it was read: the next run moves what is there then.
-        Err(e) if e.failed("inline") => Ok(true),
-        // Details already written (by a run whose answer was lost, say):
-        // the inline copy only goes.
-        Err(e) if e.failed("details") => match store.update(&remove).await {
-            Ok(_) | Err(StoreError::ConditionFailed(_)) => Ok(true),
-            Err(e) => Err(e),
-        },
-        Err(e) => Err(e),
-    }
+    let outcome = match tx.send().await {
+        Ok(()) => Moved::Moved,
+        Err(e) if e.failed("inline") => Moved::ByOther,
+        // Details written by someone else (no write of this code puts both
+        // an inline text and details): the inline copy goes only if the
+        // details hold the same text.
+        Err(e) if e.failed("details") => {
+            let written = match &found {
+                Inline::Listing(d, _) => {
+                    let key = keys::listing_details(&d.listing_id)?;
+                    store.get_consistent::<ListingDetails, _>(&key).await?.map(|d| d.description)
+                }
+                Inline::Product(d, _) => {
+                    let key = keys::product_details(&d.product_id)?;
+                    store.get_consistent::<ProductDetails, _>(&key).await?.map(|d| d.description)
+                }
+            };
+            if written.as_deref() != Some(description.as_str()) {
+                return Ok(Some(Moved::Differs));
+            }
+            match store.update(&remove).await {
+                Ok(_) => Moved::Moved,
+                Err(StoreError::ConditionFailed(_)) => Moved::ByOther,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Some(outcome))
 }
 
 /// Moves the inline descriptions of a scan page's items, each write paced:
-/// how many it found.
-pub async fn backfill(store: &Store, pacer: &Pacer, items: &[Item], dry_run: bool) -> Result<u64, StoreError> {
-    let mut found = 0;
+/// what became of each.
+pub async fn backfill(store: &Store, pacer: &Pacer, items: &[Item], dry_run: bool) -> Result<Vec<Moved>, StoreError> {
+    let mut out = Vec::new();
     for item in items {
         if inline(item)?.is_none() {
             continue;
         }
         let _unit = pacer.admit().await;
-        if move_inline(store, item, dry_run).await? {
-            found += 1;
-        }
+        out.extend(move_inline(store, item, dry_run).await?);
     }
-    Ok(found)
+    Ok(out)
 }

@@ -229,9 +229,9 @@ async fn settle_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> 
     let mut images: Vec<(Key, Image)> =
         items.iter().filter_map(|i| Some((store::item::key_of(i)?, Image::of_item(i)?))).collect();
     settle_postings(run, &images).await?;
-    let inline = crate::details::backfill(run.store, &run.pacer, &items, run.options.dry_run).await?;
-    if inline > 0 {
-        run.tally(Kind::InlineDescriptions, run.fixed(inline));
+    for moved in crate::details::backfill(run.store, &run.pacer, &items, run.options.dry_run).await? {
+        let (kind, tally) = moved.tally(run.options.dry_run);
+        run.tally(kind, tally);
     }
     for done in crate::review_categories::backfill(run.store, &run.pacer, &mut images, run.options.dry_run).await? {
         let (kind, tally) = done.tally(run.options.dry_run);

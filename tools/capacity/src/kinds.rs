@@ -260,7 +260,9 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             // then moves it: the old entry deleted, the new one put.
             let api = update_from(listing_decl, new_keys, &priced, &change, kb.listing, false)?;
             let stream = update_from(listing_decl, old_keys, &priced, &Change::of(key, NOW), kb.listing, false)?;
-            vec![api, stream]
+            // The answer's details, read after the change.
+            let details = get(keys::listing_details(&ids.listing)?, kb.small, true);
+            vec![api, details, stream]
         }
         Kind::AddFavorite | Kind::RemoveFavorite => {
             let adding = kind == Kind::AddFavorite;
