@@ -262,7 +262,7 @@ async fn reconcile_gives_old_buyer_reviews_their_category_and_counts_them() {
     let review: Review = t.deps.store.get_consistent(&review_key).await.unwrap().unwrap();
     assert_eq!(review.category_id.map(|c| c.to_string()).as_deref(), Some("pottery"));
     let about_bob = keyschema::access::reviews_about(&"bob".parse().unwrap()).unwrap();
-    let bobs = t.deps.store.query_exact::<Review>(&about_bob, 10, None).await.unwrap().items;
+    let bobs = t.deps.store.query_exact::<Review, _>(&about_bob, 10, None).await.unwrap().items;
     assert!(!bobs.is_empty() && bobs.iter().all(|r| r.category_id.is_none()), "the seller's review rates none");
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
 

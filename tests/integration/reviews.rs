@@ -246,7 +246,7 @@ async fn assert_aggregates_exact(t: &TestTable, users: &[UserId]) {
             let page = t
                 .deps
                 .store
-                .query::<Review>(&keyschema::access::reviews_about(user).unwrap(), 100, start)
+                .query::<Review, _>(&keyschema::access::reviews_about(user).unwrap(), 100, start)
                 .await
                 .unwrap();
             reviews_left.extend(page.items);

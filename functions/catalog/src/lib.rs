@@ -16,7 +16,7 @@ use keyschema::access;
 use keyschema::keys;
 use keyschema::write;
 use keyschema::Entity;
-use keyschema::KeyQuery;
+use keyschema::EntityQuery;
 use serde::Deserialize;
 use store::item::from_item;
 
@@ -44,21 +44,21 @@ static FIRST_PAGES: api::cache::Ttl<(String, &'static str, u16), Response> = api
 async fn cached_first_page<T>(
     app: &Deps,
     list: &'static str,
-    query: &KeyQuery,
+    query: &EntityQuery<T>,
     req: &Request,
 ) -> Result<Response, ApiError>
 where
-    T: serde::de::DeserializeOwned + serde::Serialize,
+    T: Entity + serde::Serialize,
 {
     let page = req.page(&[])?;
     if page.cursor.is_some() {
-        return app.list::<T>(query, &page).await;
+        return app.list::<T, _>(query, &page).await;
     }
     let entry = (app.store.table().to_owned(), list, page.limit);
     if let Some(hit) = FIRST_PAGES.get(&entry) {
         return Ok(hit);
     }
-    let response = app.list::<T>(query, &page).await?;
+    let response = app.list::<T, _>(query, &page).await?;
     FIRST_PAGES.put(entry, response.clone());
     Ok(response)
 }
@@ -260,7 +260,7 @@ async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> 
         Some(category) => access::products_by_brand_and_category(&brand, &category)?,
         None => access::products_by_brand(&brand)?,
     };
-    app.list_as::<Product, ProductCard>(&query, &page).await
+    app.list_as::<Product, _, ProductCard>(&query, &page).await
 }
 
 /// Catalog AP8 / AP9: a category's products, optionally of one brand.
@@ -272,5 +272,5 @@ async fn category_products(app: &Deps, req: Request) -> Result<Response, ApiErro
         Some(brand) => access::products_by_category_and_brand(&category, &brand)?,
         None => access::products_by_category(&category)?,
     };
-    app.list_as::<Product, ProductCard>(&query, &page).await
+    app.list_as::<Product, _, ProductCard>(&query, &page).await
 }

@@ -13,13 +13,13 @@ use std::marker::PhantomData;
 use api::{ApiError, Deps, ListBody, PageParams, Request, Response};
 use domain::answers::ListingCard;
 use domain::ids::{CategoryId, ListingId};
-use domain::model::{Category, Money};
+use domain::model::{Category, Listing, Money};
 use fanout::hint::Hint;
 use fanout::{bitmap, Answer, Ask, Asker, Cheapest, Keyed, Position};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::entities::listing;
 use keyschema::write::attr;
-use keyschema::{access, keys, KeyQuery, SchemaError};
+use keyschema::{access, keys, EntityQuery, ReadAs, SchemaError};
 use serde::Deserialize;
 use ulid::Ulid;
 
@@ -27,9 +27,9 @@ use ulid::Ulid;
 const QUERIES_AT_ONCE: usize = 16;
 
 /// One way of walking a category's listings.
-trait View: Keyed + Sized + for<'de> Deserialize<'de> {
+trait View: Keyed + Sized + ReadAs<Listing> {
     /// One shard's query for an ask.
-    fn query(category: &CategoryId, shard: u16, ask: &Ask<Self::Key>) -> Result<KeyQuery, SchemaError>;
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Self::Key>) -> Result<EntityQuery<Listing>, SchemaError>;
     /// The key as a cursor carries it, and back.
     fn encode(key: Self::Key) -> String;
     /// See [`View::encode`].
@@ -43,6 +43,8 @@ trait View: Keyed + Sized + for<'de> Deserialize<'de> {
 #[serde(transparent)]
 struct Newest(ListingCard);
 
+impl ReadAs<Listing> for Newest {}
+
 impl Keyed for Newest {
     type Key = Ulid;
     fn key(&self) -> Ulid {
@@ -51,7 +53,7 @@ impl Keyed for Newest {
 }
 
 impl View for Newest {
-    fn query(category: &CategoryId, shard: u16, ask: &Ask<Ulid>) -> Result<KeyQuery, SchemaError> {
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Ulid>) -> Result<EntityQuery<Listing>, SchemaError> {
         access::category_listings(
             category,
             shard,
@@ -79,6 +81,8 @@ struct ByPrice {
     gsi3sk: String,
 }
 
+impl ReadAs<Listing> for ByPrice {}
+
 impl Keyed for ByPrice {
     type Key = Cheapest;
     fn key(&self) -> Cheapest {
@@ -91,7 +95,7 @@ impl Keyed for ByPrice {
 }
 
 impl View for ByPrice {
-    fn query(category: &CategoryId, shard: u16, ask: &Ask<Cheapest>) -> Result<KeyQuery, SchemaError> {
+    fn query(category: &CategoryId, shard: u16, ask: &Ask<Cheapest>) -> Result<EntityQuery<Listing>, SchemaError> {
         // The ask's greatest key is the cheapest.
         let (from, to) = (ask.high, ask.low);
         let end = |k: Cheapest| (k.cents, ListingId::from_ulid(k.id));
@@ -126,7 +130,7 @@ impl<V: View> Asker<V> for Shards<'_, V> {
             .map(|ask| async move {
                 let query = V::query(self.category, self.live[ask.part], &ask)?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.app.store.query_exact::<V>(&query, limit, None).await?;
+                let page = self.app.store.query_exact::<V, _>(&query, limit, None).await?;
                 Ok::<_, ApiError>((ask, Answer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)

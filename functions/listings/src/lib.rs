@@ -271,7 +271,7 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
     if status != Some(ListingStatus::Active) {
         caller.require_self_or_admin(&seller)?;
     }
-    app.list::<ListingCard>(&access::seller_listings(&seller, status)?, &page).await
+    app.list::<ListingCard, _>(&access::seller_listings(&seller, status)?, &page).await
 }
 
 /// Marketplace AP5, the public storefront: a seller's active listings, no
@@ -279,5 +279,5 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
 async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     let page = req.page(&[])?;
-    app.list::<ListingCard>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
+    app.list::<ListingCard, _>(&access::seller_listings(&seller, Some(ListingStatus::Active))?, &page).await
 }

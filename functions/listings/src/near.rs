@@ -39,6 +39,8 @@ struct Spot {
     sort_key: String,
 }
 
+impl keyschema::ReadAs<Listing> for Spot {}
+
 impl Placed for Spot {
     fn location(&self) -> Option<Location> {
         self.location
@@ -61,7 +63,7 @@ impl CellAsker<Spot> for Cells<'_> {
             .map(|ask| async move {
                 let query = access::listings_near(&ask.prefix, ask.after.as_deref())?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.0.store.query_exact::<Spot>(&query, limit, None).await?;
+                let page = self.0.store.query_exact::<Spot, _>(&query, limit, None).await?;
                 Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)

@@ -44,7 +44,7 @@ impl ListAsker for Lists<'_> {
                     }
                 };
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.0.store.query_exact::<Posting>(&query, limit, start).await?;
+                let page = self.0.store.query_exact::<Posting, _>(&query, limit, start).await?;
                 let postings = page
                     .items
                     .iter()

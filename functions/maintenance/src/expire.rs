@@ -98,12 +98,11 @@ async fn sweep_shard(
     range: (domain::ids::OrderId, domain::ids::OrderId),
     now: u64,
 ) -> Result<Sweep, StoreError> {
-    let mut query = access::orders_by_status_shard(OrderStatus::Pending, shard, Some(range))?;
-    query.newest_first = false;
+    let query = access::orders_by_status_shard(OrderStatus::Pending, shard, Some(range))?.oldest_first();
     let mut sweep = Sweep::default();
     let mut start = None;
     loop {
-        let page = store.query::<Order>(&query, PAGE, start.take()).await?;
+        let page = store.query::<Order, _>(&query, PAGE, start.take()).await?;
         for order in page.items.iter().filter(|o| o.status == OrderStatus::Pending) {
             sweep.examined += 1;
             match cancel(store, order, now).await? {

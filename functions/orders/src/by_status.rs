@@ -73,7 +73,7 @@ impl Asker<ByStatus> for Partitions<'_> {
                 let range = Some((OrderId::from_ulid(ask.low), OrderId::from_ulid(ask.high)));
                 let query = access::orders_by_status_shard(status, shard, range)?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.app.deps.store.query_exact::<Order>(&query, limit, None).await?;
+                let page = self.app.deps.store.query_exact::<Order, _>(&query, limit, None).await?;
                 let items = page.items.into_iter().map(ByStatus).collect();
                 Ok::<_, ApiError>((ask, Answer { items, more: page.next.is_some() }))
             })

@@ -16,7 +16,7 @@ use keyschema::access;
 use keyschema::keys;
 use keyschema::write;
 use keyschema::write::order::CancelAction;
-use keyschema::{KeyQuery, SchemaError};
+use keyschema::{EntityQuery, SchemaError};
 use serde::Deserialize;
 
 /// Environment variable with the number of GSI3 status shards.
@@ -110,15 +110,15 @@ impl OfParties for OrderMessage {
 async fn party_page<T>(
     app: &App,
     req: Request,
-    query: fn(&OrderId) -> Result<KeyQuery, SchemaError>,
+    query: fn(&OrderId) -> Result<EntityQuery<T>, SchemaError>,
 ) -> Result<Response, ApiError>
 where
-    T: OfParties + serde::de::DeserializeOwned + serde::Serialize,
+    T: OfParties + keyschema::Entity + serde::Serialize,
 {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let page = req.page(&[])?;
-    let (items, next_cursor) = app.deps.page::<T>(&query(&id)?, &page).await?;
+    let (items, next_cursor) = app.deps.page::<T, _>(&query(&id)?, &page).await?;
     match items.first() {
         Some(first) => {
             let (buyer, seller) = first.parties();
@@ -153,7 +153,7 @@ async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let buyer: UserId = req.path("buyerId")?;
     caller.require_self_or_admin(&buyer)?;
-    app.deps.list_as::<Order, OrderAnswer>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
+    app.deps.list_as::<Order, _, OrderAnswer>(&access::buyer_orders(&buyer)?, &req.page(&[])?).await
 }
 
 /// Marketplace AP9: a seller's sales, newest first (the seller or an
@@ -162,7 +162,7 @@ async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
     caller.require_self_or_admin(&seller)?;
-    app.deps.list_as::<Order, OrderAnswer>(&access::seller_orders(&seller)?, &req.page(&[])?).await
+    app.deps.list_as::<Order, _, OrderAnswer>(&access::seller_orders(&seller)?, &req.page(&[])?).await
 }
 
 /// Body of `POST /orders/{orderId}/messages`.

@@ -169,7 +169,7 @@ impl From<Review> for PublicReview {
 /// order ids). `Query pk = USER#<userId>, begins_with(sk, REVIEW#)`, descending.
 async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let user: UserId = req.path("userId")?;
-    let (items, next_cursor) = app.page::<Review>(&access::reviews_about(&user)?, &req.page(&[])?).await?;
+    let (items, next_cursor) = app.page::<Review, _>(&access::reviews_about(&user)?, &req.page(&[])?).await?;
     let items: Vec<PublicReview> = items.into_iter().map(PublicReview::from).collect();
     Response::ok(&api::ListBody { items, next_cursor })
 }
@@ -180,7 +180,7 @@ async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError>
     let caller = req.caller()?;
     let author: UserId = req.path("userId")?;
     caller.require_self_or_admin(&author)?;
-    app.list::<Review>(&access::reviews_by(&author)?, &req.page(&[])?).await
+    app.list::<Review, _>(&access::reviews_by(&author)?, &req.page(&[])?).await
 }
 
 /// Admin moderation: deletes a review (204). The stream processor takes it

@@ -123,7 +123,7 @@ async fn find_by_email(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["email"])?;
     let email: Email =
         req.query("email")?.ok_or_else(|| ApiError::bad_request("the `email` query parameter is required"))?;
-    let (users, next_cursor) = app.page::<User>(&access::user_by_email(&email)?, &page).await?;
+    let (users, next_cursor) = app.page::<User, _>(&access::user_by_email(&email)?, &page).await?;
     let items: Vec<Profile> = users.iter().map(|u| profile(u, Some(&caller))).collect();
     Response::ok(&ListBody { items, next_cursor })
 }
@@ -258,5 +258,5 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
 /// `Query GSI1 gsi1pk = FAVORITES#<userId>, begins_with(gsi1sk, FAVORITE#)`, descending.
 async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    app.list::<Favorite>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await
+    app.list::<Favorite, _>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await
 }

@@ -17,8 +17,7 @@ mod request;
 mod response;
 pub mod validate;
 
-use keyschema::KeyQuery;
-use serde::de::DeserializeOwned;
+use keyschema::{Entity, EntityQuery, ReadAs};
 use serde::Serialize;
 use store::{StartKey, Store};
 
@@ -63,35 +62,35 @@ impl Deps {
 
     /// One page of a query and the cursor of the next. The cursor is bound
     /// to the query, so it cannot page through another one.
-    pub async fn page<T: DeserializeOwned>(
+    pub async fn page<T: ReadAs<E>, E: Entity>(
         &self,
-        query: &KeyQuery,
+        query: &EntityQuery<E>,
         page: &PageParams,
     ) -> Result<(Vec<T>, Option<String>), ApiError> {
         let scope = query.fingerprint();
         let start = page.cursor.as_deref().map(|c| self.cursors.open::<StartKey>(&scope, c)).transpose()?;
-        let result = self.store.query::<T>(query, page.limit, start).await?;
+        let result = self.store.query::<T, E>(query, page.limit, start).await?;
         Ok((result.items, result.next.map(|k| self.cursors.seal(&scope, &k))))
     }
 
     /// Answers one page of a query as `{"items", "nextCursor"}`.
-    pub async fn list<T: DeserializeOwned + Serialize>(
+    pub async fn list<T: ReadAs<E> + Serialize, E: Entity>(
         &self,
-        query: &KeyQuery,
+        query: &EntityQuery<E>,
         page: &PageParams,
     ) -> Result<Response, ApiError> {
-        let (items, next_cursor) = self.page::<T>(query, page).await?;
+        let (items, next_cursor) = self.page::<T, E>(query, page).await?;
         Response::ok(&ListBody { items, next_cursor })
     }
 
     /// [`Deps::list`] of items read as `T` and answered as `A` (an entity
     /// without its storage bookkeeping).
-    pub async fn list_as<T: DeserializeOwned, A: From<T> + Serialize>(
+    pub async fn list_as<T: ReadAs<E>, E: Entity, A: From<T> + Serialize>(
         &self,
-        query: &KeyQuery,
+        query: &EntityQuery<E>,
         page: &PageParams,
     ) -> Result<Response, ApiError> {
-        let (items, next_cursor) = self.page::<T>(query, page).await?;
+        let (items, next_cursor) = self.page::<T, E>(query, page).await?;
         Response::ok(&ListBody { items: items.into_iter().map(A::from).collect::<Vec<A>>(), next_cursor })
     }
 }

@@ -14,11 +14,18 @@ use crate::decl::{EntityDecl, IndexDecl, KeyDecl, SchemaError};
 use crate::entities::{
     brand, category, details, favorite, listing, order, order_item, order_message, product, review, user,
 };
-use crate::query::KeyQuery;
+use crate::query::{EntityQuery, KeyQuery};
+use crate::records;
 use crate::table::{EntityType, Index};
 use crate::value::Value;
+use domain::model;
 
 pub use crate::query::SortKey;
+
+/// A query of `E`s: what a typed read of it decodes ([`EntityQuery`]).
+fn typed<E>(query: Result<KeyQuery, SchemaError>) -> Result<EntityQuery<E>, SchemaError> {
+    query.map(EntityQuery::new)
+}
 
 fn v(part: impl std::fmt::Display) -> Value {
     Value::S(part.to_string())
@@ -50,39 +57,45 @@ fn shard_newest_first(
 // ---- Catalog (seed 003) -------------------------------------------------
 
 /// Catalog AP1: all brands. `pk = BRANDS AND begins_with(sk, BRAND#)`.
-pub fn brands() -> Result<KeyQuery, SchemaError> {
-    brand::ENTITY.query(&[])
+pub fn brands() -> Result<EntityQuery<model::Brand>, SchemaError> {
+    typed(brand::ENTITY.query(&[]))
 }
 
 /// Catalog AP2: all categories. `pk = CATEGORIES AND begins_with(sk, CATEGORY#)`.
-pub fn categories() -> Result<KeyQuery, SchemaError> {
-    category::ENTITY.query(&[])
+pub fn categories() -> Result<EntityQuery<model::Category>, SchemaError> {
+    typed(category::ENTITY.query(&[]))
 }
 
 /// Catalog AP6: a brand's products.
 /// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#)`.
-pub fn products_by_brand(brand: &BrandId) -> Result<KeyQuery, SchemaError> {
-    query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand))])
+pub fn products_by_brand(brand: &BrandId) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand))]))
 }
 
 /// Catalog AP7: a brand's products in one category.
 /// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#<categoryId>#PRODUCT#)`.
-pub fn products_by_brand_and_category(brand: &BrandId, category: &CategoryId) -> Result<KeyQuery, SchemaError> {
-    query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand)), ("categoryId", v(category))])
+pub fn products_by_brand_and_category(
+    brand: &BrandId,
+    category: &CategoryId,
+) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand)), ("categoryId", v(category))]))
 }
 
 /// Catalog AP8: a category's products (its listings are in partitions of
 /// their own, `CATEGORY#<categoryId>#<shard>`; the `BRAND#` prefix selects
 /// products only).
 /// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
-pub fn products_by_category(category: &CategoryId) -> Result<KeyQuery, SchemaError> {
-    query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category))])
+pub fn products_by_category(category: &CategoryId) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category))]))
 }
 
 /// Catalog AP9: a category's products of one brand.
 /// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#<brandId>#PRODUCT#)`.
-pub fn products_by_category_and_brand(category: &CategoryId, brand: &BrandId) -> Result<KeyQuery, SchemaError> {
-    query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category)), ("brandId", v(brand))])
+pub fn products_by_category_and_brand(
+    category: &CategoryId,
+    brand: &BrandId,
+) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category)), ("brandId", v(brand))]))
 }
 
 /// An item and its details ([`crate::entities::details`]) in one `Query`:
@@ -97,30 +110,33 @@ fn with_details(item: &EntityDecl, details: &EntityDecl, parts: &[(&str, Value)]
 
 /// Catalog AP3: a product with its details (its description).
 /// `pk = PRODUCT#<productId> AND begins_with(sk, #)`.
-pub fn product_with_details(id: &ProductId) -> Result<KeyQuery, SchemaError> {
-    with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))])
+pub fn product_with_details(id: &ProductId) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))]))
 }
 
 // ---- Marketplace (seed 000) ---------------------------------------------
 
 /// Marketplace AP3: a listing with its details (its description).
 /// `pk = LISTING#<listingId> AND begins_with(sk, #)`.
-pub fn listing_with_details(id: &ListingId) -> Result<KeyQuery, SchemaError> {
-    with_details(&listing::ENTITY, &details::LISTING, &[("listingId", v(id))])
+pub fn listing_with_details(id: &ListingId) -> Result<EntityQuery<model::Listing>, SchemaError> {
+    typed(with_details(&listing::ENTITY, &details::LISTING, &[("listingId", v(id))]))
 }
 
 /// Marketplace AP2: a user by email (admin).
 /// `GSI1: gsi1pk = USER_EMAIL#<email> AND begins_with(gsi1sk, USER#)`.
-pub fn user_by_email(email: &Email) -> Result<KeyQuery, SchemaError> {
-    query(EntityType::User, &user::BY_EMAIL.key, &[("email", v(email))])
+pub fn user_by_email(email: &Email) -> Result<EntityQuery<model::User>, SchemaError> {
+    typed(query(EntityType::User, &user::BY_EMAIL.key, &[("email", v(email))]))
 }
 
 /// Marketplace AP4/AP5: a seller's listings, all statuses or one.
 /// `GSI1: gsi1pk = SELLER#<sellerId> AND begins_with(gsi1sk, LISTING#[<status>#])`.
-pub fn seller_listings(seller: &UserId, status: Option<ListingStatus>) -> Result<KeyQuery, SchemaError> {
+pub fn seller_listings(
+    seller: &UserId,
+    status: Option<ListingStatus>,
+) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut parts = vec![("sellerId", v(seller))];
     parts.extend(status.map(|s| ("status", v(s))));
-    query(EntityType::Listing, &listing::BY_SELLER.key, &parts)
+    typed(query(EntityType::Listing, &listing::BY_SELLER.key, &parts))
 }
 
 /// Marketplace AP6: one shard of a category's active listings, newest
@@ -133,10 +149,10 @@ pub fn category_listings(
     category: &CategoryId,
     shard: u16,
     range: Option<(ListingId, ListingId)>,
-) -> Result<KeyQuery, SchemaError> {
+) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let partition = [("categoryId", v(category)), ("shard", v(shard))];
     let range = range.map(|(low, high)| (v(low), v(high)));
-    shard_newest_first(EntityType::Listing, &listing::BROWSE, &partition, "listingId", range)
+    typed(shard_newest_first(EntityType::Listing, &listing::BROWSE, &partition, "listingId", range))
 }
 
 /// Beyond the seeds: one shard of a category's active listings by price,
@@ -150,16 +166,18 @@ pub fn listings_by_price(
     shard: u16,
     from: (u64, ListingId),
     to: (u64, ListingId),
-) -> Result<KeyQuery, SchemaError> {
+) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let amount = |cents: u64| Value::N(format!("{}.{:02}", cents / 100, cents % 100));
-    listing::BY_PRICE
-        .key
-        .between(
-            &[("categoryId", v(category)), ("shard", v(shard))],
-            &[("price", amount(from.0)), ("listingId", v(from.1))],
-            &[("price", amount(to.0)), ("listingId", v(to.1))],
-        )
-        .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "by_price", source })
+    typed(
+        listing::BY_PRICE
+            .key
+            .between(
+                &[("categoryId", v(category)), ("shard", v(shard))],
+                &[("price", amount(from.0)), ("listingId", v(from.1))],
+                &[("price", amount(to.0)), ("listingId", v(to.1))],
+            )
+            .map_err(|source| SchemaError::Template { entity: EntityType::Listing, index: "by_price", source }),
+    )
 }
 
 /// Beyond the seeds: the active listings of one geohash cell (a prefix of
@@ -168,66 +186,66 @@ pub fn listings_by_price(
 /// (`fanout::nearest`).
 /// `GSI4: gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
 /// `gsi4sk BETWEEN <after>! AND <geohash prefix>~`.
-pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<KeyQuery, SchemaError> {
+pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
     q.sk = match after {
         None => SortKey::BeginsWith(prefix.to_owned()),
         // `!` sorts below every character of a key part, `~` above.
         Some(after) => SortKey::Between(format!("{after}!"), format!("{prefix}~")),
     };
-    Ok(q)
+    typed(Ok(q))
 }
 
 /// Beyond the seeds: the active listings posted under a search term (an
 /// indexed word of the title, or `<3 characters>*`), newest first; the
 /// reader reads the rarest list of a query and filters (`fanout::search`).
 /// `pk = SEARCH#<term> AND begins_with(sk, LISTING#)`, descending.
-pub fn postings(term: &str) -> Result<KeyQuery, SchemaError> {
-    Ok(crate::entities::posting::ENTITY.query(&[("term", v(term))])?.newest_first())
+pub fn postings(term: &str) -> Result<EntityQuery<records::Posting>, SchemaError> {
+    typed(Ok(crate::entities::posting::ENTITY.query(&[("term", v(term))])?.newest_first()))
 }
 
 /// Beyond the seeds: a user's favorite listings, newest first.
 /// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
-pub fn favorites_of(user: &UserId) -> Result<KeyQuery, SchemaError> {
-    Ok(query(EntityType::Favorite, &favorite::NEWEST.key, &[("userId", v(user))])?.newest_first())
+pub fn favorites_of(user: &UserId) -> Result<EntityQuery<model::Favorite>, SchemaError> {
+    typed(Ok(query(EntityType::Favorite, &favorite::NEWEST.key, &[("userId", v(user))])?.newest_first()))
 }
 
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first.
 /// `GSI1: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
-pub fn buyer_orders(buyer: &UserId) -> Result<KeyQuery, SchemaError> {
-    Ok(query(EntityType::Order, &order::BY_BUYER.key, &[("buyerId", v(buyer))])?.newest_first())
+pub fn buyer_orders(buyer: &UserId) -> Result<EntityQuery<model::Order>, SchemaError> {
+    typed(Ok(query(EntityType::Order, &order::BY_BUYER.key, &[("buyerId", v(buyer))])?.newest_first()))
 }
 
 /// Marketplace AP9: a seller's sales, newest first.
 /// `GSI2: gsi2pk = SELLER#<sellerId> AND begins_with(gsi2sk, ORDER#)`, descending.
-pub fn seller_orders(seller: &UserId) -> Result<KeyQuery, SchemaError> {
-    Ok(query(EntityType::Order, &order::BY_SELLER.key, &[("sellerId", v(seller))])?.newest_first())
+pub fn seller_orders(seller: &UserId) -> Result<EntityQuery<model::Order>, SchemaError> {
+    typed(Ok(query(EntityType::Order, &order::BY_SELLER.key, &[("sellerId", v(seller))])?.newest_first()))
 }
 
 /// Marketplace AP10: reviews about a user, newest first (primary table).
 /// `pk = USER#<userId> AND begins_with(sk, REVIEW#)`, descending.
-pub fn reviews_about(user: &UserId) -> Result<KeyQuery, SchemaError> {
-    Ok(review::ENTITY.query(&[("reviewedUserId", v(user))])?.newest_first())
+pub fn reviews_about(user: &UserId) -> Result<EntityQuery<model::Review>, SchemaError> {
+    typed(Ok(review::ENTITY.query(&[("reviewedUserId", v(user))])?.newest_first()))
 }
 
 /// Marketplace AP11: reviews written by a user, newest first.
 /// `GSI1: gsi1pk = AUTHOR#<authorId> AND begins_with(gsi1sk, REVIEW#)`, descending.
-pub fn reviews_by(author: &UserId) -> Result<KeyQuery, SchemaError> {
-    Ok(query(EntityType::Review, &review::BY_AUTHOR.key, &[("authorId", v(author))])?.newest_first())
+pub fn reviews_by(author: &UserId) -> Result<EntityQuery<model::Review>, SchemaError> {
+    typed(Ok(query(EntityType::Review, &review::BY_AUTHOR.key, &[("authorId", v(author))])?.newest_first()))
 }
 
 // ---- E-commerce orders (seed 001) ---------------------------------------
 
 /// E-commerce AP4: the items of an order.
 /// `pk = ORDER#<orderId> AND begins_with(sk, ITEM#)`.
-pub fn order_items(id: &OrderId) -> Result<KeyQuery, SchemaError> {
-    order_item::ENTITY.query(&[("orderId", v(id))])
+pub fn order_items(id: &OrderId) -> Result<EntityQuery<model::OrderItem>, SchemaError> {
+    typed(order_item::ENTITY.query(&[("orderId", v(id))]))
 }
 
 /// Beyond the seeds: the messages of an order, oldest first.
 /// `pk = ORDER#<orderId> AND begins_with(sk, MESSAGE#)`.
-pub fn order_messages(id: &OrderId) -> Result<KeyQuery, SchemaError> {
-    order_message::ENTITY.query(&[("orderId", v(id))])
+pub fn order_messages(id: &OrderId) -> Result<EntityQuery<model::OrderMessage>, SchemaError> {
+    typed(order_message::ENTITY.query(&[("orderId", v(id))]))
 }
 
 // ---- Maintenance (the reconcile job) ------------------------------------
@@ -265,10 +283,10 @@ pub fn orders_by_status_shard(
     status: OrderStatus,
     shard: u16,
     range: Option<(OrderId, OrderId)>,
-) -> Result<KeyQuery, SchemaError> {
+) -> Result<EntityQuery<model::Order>, SchemaError> {
     let partition = [("status", v(status)), ("shard", v(shard))];
     let range = range.map(|(low, high)| (v(low), v(high)));
-    shard_newest_first(EntityType::Order, &order::BY_STATUS, &partition, "orderId", range)
+    typed(shard_newest_first(EntityType::Order, &order::BY_STATUS, &partition, "orderId", range))
 }
 
 /// One shard of the rating markers of a category.

@@ -39,6 +39,9 @@ impl<E: Entity> ReadAs<E> for serde_json::Value {}
 
 impl<E: Entity> ReadAs<E> for serde::de::IgnoredAny {}
 
+/// A list of listings reads cards.
+impl ReadAs<model::Listing> for domain::answers::ListingCard {}
+
 macro_rules! entities {
     ($($record:path => $module:ident),+ $(,)?) => {
         $(impl Entity for $record {

@@ -1,11 +1,13 @@
 //! The registry of access patterns ([`PATTERNS`]), the one list the docs
-//! (docs/key-schema.md), the explorer, the key tests and the capacity
-//! tests' budgets derive from: each pattern's name in the seeds, what it
-//! answers, its route, and the request it sends, built by the pattern's
-//! own function ([`crate::access`]) from sample ids that the docs show as
-//! placeholders ([`samples`]). Tests fail on a duplicate id, a route the
-//! contract does not have, a sample left in a rendering, or a pattern
-//! without a budget.
+//! (docs/key-schema.md), the explorer and the key tests derive from: each
+//! pattern's name in the seeds, what it answers, its route, and the
+//! request it sends, built by the pattern's own function
+//! ([`crate::access`]) from sample ids that the docs show as placeholders
+//! ([`samples`]). The capacity tests (tests/integration/capacity.rs) and
+//! the capacity model's request kinds (tools/capacity) keep lists of their
+//! own, checked against this one. Tests fail on a duplicate id, a route
+//! the contract does not have, a sample left in a rendering, or a pattern
+//! without a budget in the capacity tests.
 
 use domain::ids::{ListingId, OrderId};
 use domain::values::{ListingStatus, OrderStatus};
@@ -54,7 +56,8 @@ pub struct Pattern {
     pub id: &'static str,
     /// What it answers.
     pub what: &'static str,
-    /// `GetItem`, `Query` or `Query xN` (fan-out).
+    /// The requests it sends, as the docs show them: `GetItem`, `Query`,
+    /// `Query x shards` (a fan-out), or several joined by ` + `.
     pub operation: &'static str,
     /// The entity it returns.
     pub entity: EntityType,
@@ -92,14 +95,21 @@ use Request::{Get, Query};
 
 /// Every access pattern, for the generated docs.
 pub const PATTERNS: &[Pattern] = &[
-    p("catalog AP1", "all brands", "Query", EntityType::Brand, || Ok(Query(brands()?)), "GET /brands"),
-    p("catalog AP2", "all categories", "Query", EntityType::Category, || Ok(Query(categories()?)), "GET /categories"),
+    p("catalog AP1", "all brands", "Query", EntityType::Brand, || Ok(Query(brands()?.into_query())), "GET /brands"),
+    p(
+        "catalog AP2",
+        "all categories",
+        "Query",
+        EntityType::Category,
+        || Ok(Query(categories()?.into_query())),
+        "GET /categories",
+    ),
     p(
         "catalog AP3",
         "product by id, with its description",
         "Query",
         EntityType::Product,
-        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?.into_query())),
         "GET /products/{productId}",
     ),
     p(
@@ -107,7 +117,7 @@ pub const PATTERNS: &[Pattern] = &[
         "change stock (never below zero)",
         "TransactWriteItems (token) + Query",
         EntityType::Product,
-        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?)),
+        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?.into_query())),
         "POST /products/{productId}/stock",
     ),
     p(
@@ -115,7 +125,7 @@ pub const PATTERNS: &[Pattern] = &[
         "products of a brand",
         "Query",
         EntityType::Product,
-        || Ok(Query(products_by_brand(&sb())?)),
+        || Ok(Query(products_by_brand(&sb())?.into_query())),
         "GET /brands/{brandId}/products",
     ),
     p(
@@ -123,7 +133,7 @@ pub const PATTERNS: &[Pattern] = &[
         "products of a brand in a category",
         "Query",
         EntityType::Product,
-        || Ok(Query(products_by_brand_and_category(&sb(), &sc())?)),
+        || Ok(Query(products_by_brand_and_category(&sb(), &sc())?.into_query())),
         "GET /brands/{brandId}/products?categoryId=",
     ),
     p(
@@ -131,7 +141,7 @@ pub const PATTERNS: &[Pattern] = &[
         "products of a category",
         "Query",
         EntityType::Product,
-        || Ok(Query(products_by_category(&sc())?)),
+        || Ok(Query(products_by_category(&sc())?.into_query())),
         "GET /categories/{categoryId}/products",
     ),
     p(
@@ -139,7 +149,7 @@ pub const PATTERNS: &[Pattern] = &[
         "products of a category by a brand",
         "Query",
         EntityType::Product,
-        || Ok(Query(products_by_category_and_brand(&sc(), &sb())?)),
+        || Ok(Query(products_by_category_and_brand(&sc(), &sb())?.into_query())),
         "GET /categories/{categoryId}/products?brandId=",
     ),
     p(
@@ -155,7 +165,7 @@ pub const PATTERNS: &[Pattern] = &[
         "user by email (admin)",
         "Query",
         EntityType::User,
-        || Ok(Query(user_by_email(&se())?)),
+        || Ok(Query(user_by_email(&se())?.into_query())),
         "GET /users?email=",
     ),
     p(
@@ -163,7 +173,7 @@ pub const PATTERNS: &[Pattern] = &[
         "listing by id, with its description",
         "Query",
         EntityType::Listing,
-        || Ok(Query(listing_with_details(&domain::ids::ListingId::from_ulid(su("K")))?)),
+        || Ok(Query(listing_with_details(&domain::ids::ListingId::from_ulid(su("K")))?.into_query())),
         "GET /listings/{listingId}",
     ),
     p(
@@ -171,7 +181,7 @@ pub const PATTERNS: &[Pattern] = &[
         "a seller's listings, any status",
         "Query",
         EntityType::Listing,
-        || Ok(Query(seller_listings(&suser("seller"), None)?)),
+        || Ok(Query(seller_listings(&suser("seller"), None)?.into_query())),
         "GET /sellers/{sellerId}/listings",
     ),
     p(
@@ -179,7 +189,7 @@ pub const PATTERNS: &[Pattern] = &[
         "a seller's active listings",
         "Query",
         EntityType::Listing,
-        || Ok(Query(seller_listings(&suser("seller"), Some(ListingStatus::Active))?)),
+        || Ok(Query(seller_listings(&suser("seller"), Some(ListingStatus::Active))?.into_query())),
         "GET /sellers/{sellerId}/listings/active",
     ),
     p(
@@ -188,11 +198,10 @@ pub const PATTERNS: &[Pattern] = &[
         "Query x shards",
         EntityType::Listing,
         || {
-            Ok(Query(category_listings(
-                &sc(),
-                7,
-                Some((ListingId::from_ulid(su("A")), ListingId::from_ulid(su("H")))),
-            )?))
+            Ok(Query(
+                category_listings(&sc(), 7, Some((ListingId::from_ulid(su("A")), ListingId::from_ulid(su("H")))))?
+                    .into_query(),
+            ))
         },
         "GET /categories/{categoryId}/listings",
     ),
@@ -201,7 +210,7 @@ pub const PATTERNS: &[Pattern] = &[
         "a user's favorite listings, newest first",
         "Query",
         EntityType::Favorite,
-        || Ok(Query(favorites_of(&suser("user"))?)),
+        || Ok(Query(favorites_of(&suser("user"))?.into_query())),
         "GET /users/me/favorites",
     ),
     p(
@@ -210,12 +219,15 @@ pub const PATTERNS: &[Pattern] = &[
         "Query x shards",
         EntityType::Listing,
         || {
-            Ok(Query(listings_by_price(
-                &sc(),
-                7,
-                (1200, ListingId::from_ulid(su("A"))),
-                (3400, ListingId::from_ulid(su("H"))),
-            )?))
+            Ok(Query(
+                listings_by_price(
+                    &sc(),
+                    7,
+                    (1200, ListingId::from_ulid(su("A"))),
+                    (3400, ListingId::from_ulid(su("H"))),
+                )?
+                .into_query(),
+            ))
         },
         "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
     ),
@@ -224,7 +236,7 @@ pub const PATTERNS: &[Pattern] = &[
         "active listings near a point, nearest first",
         "Query x cells + BatchGetItem",
         EntityType::Listing,
-        || Ok(Query(listings_near("u4pru", None)?)),
+        || Ok(Query(listings_near("u4pru", None)?.into_query())),
         "GET /listings/near?lat=&lon=&radiusKm=",
     ),
     p(
@@ -232,7 +244,7 @@ pub const PATTERNS: &[Pattern] = &[
         "active listings whose title holds words, newest first",
         "Query x lists + BatchGetItem",
         EntityType::Posting,
-        || Ok(Query(postings(&samples::term())?)),
+        || Ok(Query(postings(&samples::term())?.into_query())),
         "GET /search/listings?q=",
     ),
     p(
@@ -248,7 +260,7 @@ pub const PATTERNS: &[Pattern] = &[
         "a buyer's orders, newest first",
         "Query",
         EntityType::Order,
-        || Ok(Query(buyer_orders(&suser("buyer"))?)),
+        || Ok(Query(buyer_orders(&suser("buyer"))?.into_query())),
         "GET /buyers/{buyerId}/orders",
     ),
     p(
@@ -256,7 +268,7 @@ pub const PATTERNS: &[Pattern] = &[
         "a seller's sales, newest first",
         "Query",
         EntityType::Order,
-        || Ok(Query(seller_orders(&suser("seller"))?)),
+        || Ok(Query(seller_orders(&suser("seller"))?.into_query())),
         "GET /sellers/{sellerId}/orders",
     ),
     p(
@@ -264,7 +276,7 @@ pub const PATTERNS: &[Pattern] = &[
         "reviews about a user, newest first",
         "Query",
         EntityType::Review,
-        || Ok(Query(reviews_about(&suser("user"))?)),
+        || Ok(Query(reviews_about(&suser("user"))?.into_query())),
         "GET /users/{userId}/reviews",
     ),
     p(
@@ -272,7 +284,7 @@ pub const PATTERNS: &[Pattern] = &[
         "reviews written by a user, newest first",
         "Query",
         EntityType::Review,
-        || Ok(Query(reviews_by(&suser("author"))?)),
+        || Ok(Query(reviews_by(&suser("author"))?.into_query())),
         "GET /users/{userId}/reviews/written",
     ),
     p(
@@ -280,7 +292,7 @@ pub const PATTERNS: &[Pattern] = &[
         "messages of an order, oldest first",
         "Query",
         EntityType::OrderMessage,
-        || Ok(Query(order_messages(&OrderId::from_ulid(su("R")))?)),
+        || Ok(Query(order_messages(&OrderId::from_ulid(su("R")))?.into_query())),
         "GET /orders/{orderId}/messages",
     ),
     p(
@@ -288,7 +300,7 @@ pub const PATTERNS: &[Pattern] = &[
         "orders by status, newest first",
         "Query x shards",
         EntityType::Order,
-        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?)),
+        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?.into_query())),
         "GET /orders?status=",
     ),
     p(
@@ -296,7 +308,7 @@ pub const PATTERNS: &[Pattern] = &[
         "items of an order",
         "Query",
         EntityType::OrderItem,
-        || Ok(Query(order_items(&OrderId::from_ulid(su("R")))?)),
+        || Ok(Query(order_items(&OrderId::from_ulid(su("R")))?.into_query())),
         "GET /orders/{orderId}/items",
     ),
     p(
@@ -320,7 +332,7 @@ pub const PATTERNS: &[Pattern] = &[
         "recent orders, all statuses",
         "Query x statuses x shards",
         EntityType::Order,
-        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?)),
+        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?.into_query())),
         "GET /orders",
     ),
     p(
@@ -329,11 +341,14 @@ pub const PATTERNS: &[Pattern] = &[
         "Query x shards",
         EntityType::Order,
         || {
-            Ok(Query(orders_by_status_shard(
-                OrderStatus::Pending,
-                7,
-                Some((OrderId::from_ulid(su("A")), OrderId::from_ulid(su("H")))),
-            )?))
+            Ok(Query(
+                orders_by_status_shard(
+                    OrderStatus::Pending,
+                    7,
+                    Some((OrderId::from_ulid(su("A")), OrderId::from_ulid(su("H")))),
+                )?
+                .into_query(),
+            ))
         },
         "GET /orders?status=&from=&to=",
     ),

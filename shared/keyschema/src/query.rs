@@ -67,3 +67,62 @@ impl KeyQuery {
         format!("{} = {}, {sk}{order}", self.index.pk(), self.pk)
     }
 }
+
+/// A query of the items of entity `E` ([`crate::access`] makes them):
+/// `Store::query` of it decodes `E`s (or a type that reads as one,
+/// [`crate::ReadAs`]), so a query of one entity cannot read another's
+/// type, as [`crate::EntityKey`] does for a key. It is a [`KeyQuery`]
+/// everywhere else (`Deref`, [`EntityQuery::into_query`]).
+pub struct EntityQuery<E> {
+    query: KeyQuery,
+    entity: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E> EntityQuery<E> {
+    /// A query of `E`s (only the access functions call this).
+    pub(crate) fn new(query: KeyQuery) -> Self {
+        EntityQuery { query, entity: std::marker::PhantomData }
+    }
+
+    /// The untyped query.
+    pub fn into_query(self) -> KeyQuery {
+        self.query
+    }
+
+    /// The same query in ascending sort-key order (oldest first).
+    pub fn oldest_first(mut self) -> Self {
+        self.query.newest_first = false;
+        self
+    }
+}
+
+impl<E> std::ops::Deref for EntityQuery<E> {
+    type Target = KeyQuery;
+    fn deref(&self) -> &KeyQuery {
+        &self.query
+    }
+}
+
+impl<E> From<EntityQuery<E>> for KeyQuery {
+    fn from(q: EntityQuery<E>) -> KeyQuery {
+        q.query
+    }
+}
+
+impl<E> Clone for EntityQuery<E> {
+    fn clone(&self) -> Self {
+        EntityQuery::new(self.query.clone())
+    }
+}
+
+impl<E> std::fmt::Debug for EntityQuery<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.query.fmt(f)
+    }
+}
+
+impl<E> PartialEq for EntityQuery<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.query == other.query
+    }
+}

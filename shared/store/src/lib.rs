@@ -25,7 +25,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
 use keyschema::table::{Index, PK};
-use keyschema::{Entity, EntityKey, Key, KeyQuery, ReadAs, SortKey};
+use keyschema::{Entity, EntityKey, EntityQuery, Key, KeyQuery, ReadAs, SortKey};
 use serde::de::DeserializeOwned;
 
 pub use aws_sdk_dynamodb;
@@ -203,7 +203,18 @@ impl Store {
     /// Asks for one item more than `limit`, so that the last page says so
     /// (`next` is `None`) instead of handing out a cursor to an empty page.
     /// A start key outside the query's partition or range is refused.
-    pub async fn query<T: DeserializeOwned>(
+    pub async fn query<T: ReadAs<E>, E: Entity>(
+        &self,
+        query: &EntityQuery<E>,
+        limit: u16,
+        start: Option<StartKey>,
+    ) -> Result<Page<T>, StoreError> {
+        self.query_reading(query, limit, start, 1).await
+    }
+
+    /// [`Store::query`] of any pattern's query, decoded as `T` whatever the
+    /// entity: for a tool that runs every pattern by name (the explorer).
+    pub async fn query_any<T: DeserializeOwned>(
         &self,
         query: &KeyQuery,
         limit: u16,
@@ -216,9 +227,9 @@ impl Store {
     /// items. `next` is DynamoDB's `LastEvaluatedKey`, which it also returns
     /// when the page ends exactly at `limit`: `None` proves the query has
     /// nothing more, `Some` does not prove there is more.
-    pub async fn query_exact<T: DeserializeOwned>(
+    pub async fn query_exact<T: ReadAs<E>, E: Entity>(
         &self,
-        query: &KeyQuery,
+        query: &EntityQuery<E>,
         limit: u16,
         start: Option<StartKey>,
     ) -> Result<Page<T>, StoreError> {

@@ -73,7 +73,8 @@ pub(crate) type R = Result<Vec<Action>, SchemaError>;
 /// Search postings per new listing (the corpus's mean, rounded down).
 pub(crate) const POSTINGS_PER_LISTING: usize = 11;
 
-pub(crate) fn read(q: KeyQuery, items: f64, kb: f64) -> Action {
+pub(crate) fn read(q: impl Into<KeyQuery>, items: f64, kb: f64) -> Action {
+    let q: KeyQuery = q.into();
     Action::Read { index: q.index, pk: q.pk, items, kb, consistent: false, ttl: None, times: 1.0 }
 }
 
@@ -85,12 +86,17 @@ pub(crate) fn get(key: impl Into<Key>, kb: f64, consistent: bool) -> Action {
 /// A first page over a category's shards, each shard's query built by
 /// `query`: round 1 on every shard, round 2 on some (as the page planner
 /// does, measured by [`crate::fanout_reads`]).
-pub(crate) fn sharded(ids: &Ids, page: f64, kb: f64, query: impl Fn(u16) -> Result<KeyQuery, SchemaError>) -> R {
+pub(crate) fn sharded<Q: Into<KeyQuery>>(
+    ids: &Ids,
+    page: f64,
+    kb: f64,
+    query: impl Fn(u16) -> Result<Q, SchemaError>,
+) -> R {
     let rounds = crate::fanout_reads::first_page(ids.category_shards, page as usize);
     let mut out = Vec::new();
     for shard in 0..ids.category_shards {
         for (times, items) in rounds.iter().filter(|(times, _)| *times > 0.0) {
-            let q = query(shard)?;
+            let q: KeyQuery = query(shard)?.into();
             out.push(Action::Read {
                 index: q.index,
                 pk: q.pk,

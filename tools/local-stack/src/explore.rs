@@ -195,7 +195,7 @@ async fn run_pattern(
             let start = cursor
                 .map(|c| serde_json::from_str::<StartKey>(&c).map_err(|e| format!("--cursor: {e}")))
                 .transpose()?;
-            let page = usage.scope(store.query::<Row>(q, limit, start)).await.map_err(|e| e.to_string())?;
+            let page = usage.scope(store.query_any::<Row>(q, limit, start)).await.map_err(|e| e.to_string())?;
             (page.items, page.next)
         }
     };
