@@ -36,6 +36,35 @@ fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
+/// Writes `id`'s listing (a demo one) as it was written before details:
+/// with its description inline. The listing as written.
+async fn inline_listing(t: &TestTable, id: &str, text: &str) -> domain::model::Listing {
+    let key = keyschema::keys::listing(&id.parse().expect("an id")).expect("a key");
+    let mut listing: domain::model::Listing =
+        t.deps.store.get_consistent(&key).await.expect("a read").expect("the demo listing");
+    listing.description = Some(text.into());
+    t.deps.store.put(&listing).await.expect("put");
+    listing
+}
+
+/// The two items of an item's partition, the details pinned exactly:
+/// `(key prefix, entity type, id attribute)`, the id, the description.
+async fn partition(
+    t: &TestTable,
+    query: &keyschema::KeyQuery,
+    (prefix, entity, id_attr): (&str, &str, &str),
+    id: &str,
+    description: &str,
+) -> BTreeMap<String, BTreeMap<String, String>> {
+    let items = shapes(t.deps.store.query_all_consistent(query).await.expect("the partition"));
+    assert_eq!(items.keys().collect::<Vec<_>>(), ["#DETAILS", "#METADATA"]);
+    let pk = format!("{prefix}#{id}");
+    let want =
+        [("pk", pk.as_str()), ("sk", "#DETAILS"), ("entityType", entity), (id_attr, id), ("description", description)];
+    assert_eq!(items["#DETAILS"], attrs(&want), "the details item, exactly");
+    items
+}
+
 #[tokio::test]
 async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
     let t = TestTable::with_demo_data().await;
@@ -52,20 +81,8 @@ async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
         "the listing and its details in one transaction"
     );
 
-    let query = access::listing_with_details(&listing_id).expect("a query");
-    let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("the partition"));
-    assert_eq!(items.keys().collect::<Vec<_>>(), ["#DETAILS", "#METADATA"]);
-    assert_eq!(
-        items["#DETAILS"],
-        attrs(&[
-            ("pk", &format!("LISTING#{id}")),
-            ("sk", "#DETAILS"),
-            ("entityType", "ListingDetails"),
-            ("listingId", &id),
-            ("description", "From 1930"),
-        ]),
-        "the details item, exactly"
-    );
+    let query = access::listing_with_details(&listing_id).expect("a query").into_query();
+    let items = partition(&t, &query, ("LISTING", "ListingDetails", "listingId"), &id, "From 1930").await;
     let metadata = &items["#METADATA"];
     assert!(!metadata.contains_key("description"), "no description where the indexes copy: {metadata:?}");
     assert_eq!(metadata["gsi1pk"], "SELLER#alice");
@@ -103,11 +120,7 @@ async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
 #[tokio::test]
 async fn a_listing_written_before_details_answers_its_own_description() {
     let t = TestTable::with_demo_data().await;
-    let key = keyschema::keys::listing(&L1.parse().expect("an id")).expect("a key");
-    let mut listing: domain::model::Listing =
-        t.deps.store.get_consistent(&key).await.expect("a read").expect("the demo listing");
-    listing.description = Some("Written inline".into());
-    t.deps.store.put(&listing).await.expect("put");
+    inline_listing(&t, L1, "Written inline").await;
     let got = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
     assert_eq!((got.status, &got.body["description"]), (200, &json!("Written inline")));
 }
@@ -121,20 +134,8 @@ async fn a_product_s_description_is_an_item_beside_it_read_in_one_query() {
     let id = created.body["productId"].as_str().expect("an id").to_owned();
     let product_id: ProductId = id.parse().expect("a product id");
 
-    let query = access::product_with_details(&product_id).expect("a query");
-    let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("the partition"));
-    assert_eq!(items.keys().collect::<Vec<_>>(), ["#DETAILS", "#METADATA"]);
-    assert_eq!(
-        items["#DETAILS"],
-        attrs(&[
-            ("pk", &format!("PRODUCT#{id}")),
-            ("sk", "#DETAILS"),
-            ("entityType", "ProductDetails"),
-            ("productId", &id),
-            ("description", "Glazed"),
-        ]),
-        "the details item, exactly"
-    );
+    let query = access::product_with_details(&product_id).expect("a query").into_query();
+    let items = partition(&t, &query, ("PRODUCT", "ProductDetails", "productId"), &id, "Glazed").await;
     assert!(!items["#METADATA"].contains_key("description"));
     t.requests();
 
@@ -167,11 +168,7 @@ async fn reconcile_moves_inline_descriptions_into_details() {
     use maintenance::pace::Budget;
     use maintenance::reconcile::{self, Kind, Options};
     let t = TestTable::with_demo_data().await;
-    let listing_key = keyschema::keys::listing(&L1.parse().expect("an id")).expect("a key");
-    let mut listing: domain::model::Listing =
-        t.deps.store.get_consistent(&listing_key).await.expect("a read").expect("the demo listing");
-    listing.description = Some("Written inline".into());
-    t.deps.store.put(&listing).await.expect("put");
+    let listing = inline_listing(&t, L1, "Written inline").await;
     let product_id = local_stack::demo::PRODUCT_IDS[0];
     let product_key = keyschema::keys::product(&product_id.parse().expect("an id")).expect("a key");
     let mut product: domain::model::Product =
@@ -199,24 +196,14 @@ async fn reconcile_moves_inline_descriptions_into_details() {
     assert!(run.complete, "{run:?}");
     assert_eq!(tally(&run), (2, 2), "{run:#?}");
 
-    let items = shapes(
-        t.deps
-            .store
-            .query_all_consistent(&access::listing_with_details(&listing.listing_id).expect("q"))
-            .await
-            .expect("read"),
-    );
-    assert_eq!(items["#DETAILS"]["description"], "Written inline");
-    assert!(!items["#METADATA"].contains_key("description"), "moved, not copied");
-    let items = shapes(
-        t.deps
-            .store
-            .query_all_consistent(&access::product_with_details(&product.product_id).expect("q"))
-            .await
-            .expect("read"),
-    );
-    assert_eq!(items["#DETAILS"]["description"], "Also inline");
-    assert!(!items["#METADATA"].contains_key("description"), "moved, not copied");
+    for (query, text) in [
+        (access::listing_with_details(&listing.listing_id).expect("q").into_query(), "Written inline"),
+        (access::product_with_details(&product.product_id).expect("q").into_query(), "Also inline"),
+    ] {
+        let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("read"));
+        assert_eq!(items["#DETAILS"]["description"], text);
+        assert!(!items["#METADATA"].contains_key("description"), "moved, not copied: {items:?}");
+    }
     assert_eq!(answers().await, before, "the same answers before and after");
 
     let again = reconcile::run(&t.deps.store, unpaced).await;
@@ -233,11 +220,7 @@ async fn reconcile_leaves_an_inline_text_its_details_contradict() {
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let ids = local_stack::demo::LISTING_IDS;
     for (id, details) in [(ids[0], "Same text"), (ids[1], "Another text")] {
-        let listing_id: ListingId = id.parse().expect("an id");
-        let key = keyschema::keys::listing(&listing_id).expect("a key");
-        let mut listing: domain::model::Listing = t.deps.store.get_consistent(&key).await.expect("read").expect("demo");
-        listing.description = Some("Same text".into());
-        t.deps.store.put(&listing).await.expect("put");
+        let listing_id = inline_listing(&t, id, "Same text").await.listing_id;
         let written = domain::model::ListingDetails { listing_id, description: details.into() };
         t.deps.store.put(&written).await.expect("put details");
     }

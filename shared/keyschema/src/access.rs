@@ -69,7 +69,12 @@ pub fn categories() -> Result<EntityQuery<model::Category>, SchemaError> {
 /// Catalog AP6: a brand's products.
 /// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#)`.
 pub fn products_by_brand(brand: &BrandId) -> Result<EntityQuery<model::Product>, SchemaError> {
-    typed(query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand))]))
+    products(&product::BY_BRAND, &[("brandId", v(brand))])
+}
+
+/// A query of products on one of their indexes.
+fn products(index: &IndexDecl, parts: &[(&str, Value)]) -> Result<EntityQuery<model::Product>, SchemaError> {
+    typed(query(EntityType::Product, &index.key, parts))
 }
 
 /// Catalog AP7: a brand's products in one category.
@@ -78,7 +83,7 @@ pub fn products_by_brand_and_category(
     brand: &BrandId,
     category: &CategoryId,
 ) -> Result<EntityQuery<model::Product>, SchemaError> {
-    typed(query(EntityType::Product, &product::BY_BRAND.key, &[("brandId", v(brand)), ("categoryId", v(category))]))
+    products(&product::BY_BRAND, &[("brandId", v(brand)), ("categoryId", v(category))])
 }
 
 /// Catalog AP8: a category's products (its listings are in partitions of
@@ -86,7 +91,7 @@ pub fn products_by_brand_and_category(
 /// products only).
 /// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
 pub fn products_by_category(category: &CategoryId) -> Result<EntityQuery<model::Product>, SchemaError> {
-    typed(query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category))]))
+    products(&product::BY_CATEGORY, &[("categoryId", v(category))])
 }
 
 /// Catalog AP9: a category's products of one brand.
@@ -95,7 +100,7 @@ pub fn products_by_category_and_brand(
     category: &CategoryId,
     brand: &BrandId,
 ) -> Result<EntityQuery<model::Product>, SchemaError> {
-    typed(query(EntityType::Product, &product::BY_CATEGORY.key, &[("categoryId", v(category)), ("brandId", v(brand))]))
+    products(&product::BY_CATEGORY, &[("categoryId", v(category)), ("brandId", v(brand))])
 }
 
 /// An item and its details ([`crate::entities::details`]) in one `Query`:
