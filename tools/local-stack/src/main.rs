@@ -70,15 +70,7 @@ fn token(args: &[String]) -> Result<(), String> {
 }
 
 async fn serve(args: &[String]) -> Result<(), String> {
-    let limits_factor = match args.iter().position(|a| a == "--limits") {
-        Some(i) => Some(
-            args.get(i + 1)
-                .and_then(|f| f.parse::<f64>().ok())
-                .filter(|f| *f > 0.0 && *f <= 1.0)
-                .ok_or("--limits needs a factor in (0, 1], such as 0.001")?,
-        ),
-        None => None,
-    };
+    let limits_factor = local_stack::serve_args::ServeArgs::parse(args)?.limits;
     let started = std::time::Instant::now();
     telemetry::init_logs();
     // Before any other task runs: it sets AWS_XRAY_DAEMON_ADDRESS.
