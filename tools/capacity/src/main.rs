@@ -16,16 +16,18 @@
 //!   WCU/s; two transactions on one item in flight together cancel.
 //!
 //! It prints the hottest partitions with their load at 1x and the multiple
-//! at which each crosses a limit, the items most written by transactions
-//! with the multiple at which they contend, and the stream processor's
+//! at which each crosses a limit, the hot items written by transactions
+//! with the share of each second they are held ([`held`]), the stream processor's
 //! records per second against what the template's settings allow, and the
 //! mix's price per million requests ([`price`]). Exits 1 when a partition
 //! crosses a limit below 1000x (but those named with `--allow "INDEX
 //! PARTITION"`, and those of the mix's `knownHot` while they reach their
-//! floor), or the price passes the mix's `priceCeiling`. `--all` prints
-//! every partition.
+//! floor), when a hot item is held more than a fifth of each second below
+//! 1000x (but `knownContended` above its floor), or the price passes the
+//! mix's `priceCeiling`. `--all` prints every partition.
 
 mod fanout_reads;
+mod held;
 mod kinds;
 mod price;
 mod requests;
@@ -42,9 +44,6 @@ const DRAWS: usize = 200;
 /// Partition limits.
 const MAX_RCU: f64 = 3000.0;
 const MAX_WCU: f64 = 1000.0;
-/// Two transactions on one item contend when the expected number in
-/// flight together (rate x duration) passes this.
-const CONTENDED: f64 = 0.05;
 const MULTIPLES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
 
 #[derive(Clone, Deserialize)]
@@ -66,6 +65,11 @@ struct Mix {
     /// The most the mix may cost, in dollars per million requests
     /// ([`price`]).
     price_ceiling: f64,
+    /// Items (or the beginnings of their keys) known to be held more than
+    /// a fifth of each second below 1000x, each with the multiple it must
+    /// still reach ([`held`]; docs/capacity.md says why).
+    #[serde(default)]
+    known_contended: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Deserialize)]
@@ -97,6 +101,22 @@ fn index_name(index: Index) -> String {
 
 fn units(kb: f64, unit: f64) -> f64 {
     (kb / unit).ceil().max(1.0)
+}
+
+/// The partition keys of the skew's hot entities (those [`ids_of`] draws
+/// in each dimension's share), and of nothing else.
+fn hot_partitions() -> Result<Vec<String>, String> {
+    let e = |e: keyschema::SchemaError| e.to_string();
+    // As `ids_of` makes the hot listing and product (its draw `DRAWS`).
+    let with = |tag: u128| ulid::Ulid::from_parts(1_790_000_000_000, (tag << 64) | DRAWS as u128);
+    let p = |s: &str| s.parse::<CategoryId>().map_err(|e| e.to_string());
+    Ok(vec![
+        keyschema::keys::listing(&ListingId::from_ulid(with(1))).map_err(e)?.pk.clone(),
+        keyschema::keys::product(&ProductId::from_ulid(with(2))).map_err(e)?.pk.clone(),
+        keyschema::keys::category_rating(&p("books")?).map_err(e)?.pk.clone(),
+        keyschema::keys::user(&"mega-seller".parse::<UserId>().map_err(|e| e.to_string())?).map_err(e)?.pk.clone(),
+        keyschema::keys::brand(&"acme".parse::<BrandId>().map_err(|e| e.to_string())?).map_err(e)?.pk.clone(),
+    ])
 }
 
 /// The entities of draw `j`: each dimension's hot entity in its share of
@@ -284,13 +304,7 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
         }
     }
     println!();
-    println!("{:<78} {:>8} {:>12}", "items in transactions", "tx/s 1x", "contend at");
-    let mut items: Vec<_> = load.tx_per_item.iter().collect();
-    items.sort_by(|a, b| b.1.total_cmp(a.1));
-    for (item, rate) in items.iter().take(8) {
-        let at = CONTENDED / (**rate * mix.transaction_seconds);
-        println!("{item:<78} {rate:>8.2} {:>11.0}x", at);
-    }
+    let held = held::report(&load.tx_per_item, mix.transaction_seconds, &mix.known_contended, &hot_partitions()?);
     println!();
     // The stream has about a shard per table partition: one per 1,000 WCU/s
     // of table writes (at least the mix's starting count).
@@ -337,7 +351,7 @@ fn run(path: &str, allowed: &[String], all: bool) -> Result<bool, String> {
             "FAIL: keys over a limit below 1000x (above)"
         }
     );
-    Ok(ok && stream_ok && priced)
+    Ok(ok && stream_ok && priced && held)
 }
 
 #[cfg(test)]
