@@ -14,7 +14,7 @@ use crate::decl::{EntityDecl, IndexDecl, KeyDecl, SchemaError};
 use crate::entities::{
     brand, category, details, favorite, listing, order, order_item, order_message, product, review, user,
 };
-use crate::query::{EntityQuery, KeyQuery};
+use crate::query::{DetailsQuery, EntityQuery, KeyQuery};
 use crate::records;
 use crate::table::{EntityType, Index};
 use crate::value::Value;
@@ -106,25 +106,33 @@ pub fn products_by_category_and_brand(
 /// An item and its details ([`crate::entities::details`]) in one `Query`:
 /// the item's partition, and the beginning its sort key and the details'
 /// share (`#`), both derived from the two declarations.
-fn with_details(item: &EntityDecl, details: &EntityDecl, parts: &[(&str, Value)]) -> Result<KeyQuery, SchemaError> {
+fn with_details<E, D>(
+    item: &EntityDecl,
+    details: &EntityDecl,
+    parts: &[(&str, Value)],
+) -> Result<DetailsQuery<E, D>, SchemaError> {
     let pk = item.key(parts)?.pk;
     let shared = item.key.sk.chars().zip(details.key.sk.chars()).take_while(|(a, b)| a == b).count();
     let prefix: String = item.key.sk.chars().take(shared).collect();
-    Ok(KeyQuery { index: Index::Table, pk, sk: SortKey::BeginsWith(prefix), newest_first: false })
+    Ok(DetailsQuery::new(KeyQuery { index: Index::Table, pk, sk: SortKey::BeginsWith(prefix), newest_first: false }))
 }
 
 /// Catalog AP3: a product with its details (its description).
 /// `pk = PRODUCT#<productId> AND begins_with(sk, #)`.
-pub fn product_with_details(id: &ProductId) -> Result<EntityQuery<model::Product>, SchemaError> {
-    typed(with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))]))
+pub fn product_with_details(
+    id: &ProductId,
+) -> Result<DetailsQuery<model::Product, model::ProductDetails>, SchemaError> {
+    with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))])
 }
 
 // ---- Marketplace (seed 000) ---------------------------------------------
 
 /// Marketplace AP3: a listing with its details (its description).
 /// `pk = LISTING#<listingId> AND begins_with(sk, #)`.
-pub fn listing_with_details(id: &ListingId) -> Result<EntityQuery<model::Listing>, SchemaError> {
-    typed(with_details(&listing::ENTITY, &details::LISTING, &[("listingId", v(id))]))
+pub fn listing_with_details(
+    id: &ListingId,
+) -> Result<DetailsQuery<model::Listing, model::ListingDetails>, SchemaError> {
+    with_details(&listing::ENTITY, &details::LISTING, &[("listingId", v(id))])
 }
 
 /// Marketplace AP2: a user by email (admin).

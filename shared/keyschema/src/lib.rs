@@ -37,6 +37,6 @@ pub use change::{Change, Cond};
 pub use decl::SchemaError;
 pub use entity::{Entity, ReadAs};
 pub use key::{EntityKey, ItemKeys, Key};
-pub use query::{EntityQuery, KeyQuery, SortKey};
+pub use query::{DetailsQuery, EntityQuery, KeyQuery, SortKey};
 pub use table::{EntityType, Index};
 pub use value::{Attrs, Value};

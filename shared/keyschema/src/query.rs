@@ -126,3 +126,37 @@ impl<E> PartialEq for EntityQuery<E> {
         self.query == other.query
     }
 }
+
+/// A query of an item of entity `E` and its details `D` (the two items of
+/// its partition, [`crate::access::listing_with_details`]): only
+/// `Store::get_with_details` reads it, as an `E` and a `D` by their types,
+/// so it cannot be read as a list of either. A [`KeyQuery`] everywhere else.
+pub struct DetailsQuery<E, D> {
+    query: KeyQuery,
+    types: std::marker::PhantomData<fn() -> (E, D)>,
+}
+
+impl<E, D> DetailsQuery<E, D> {
+    /// A query of an `E` and its `D` (only the access functions call this).
+    pub(crate) fn new(query: KeyQuery) -> Self {
+        DetailsQuery { query, types: std::marker::PhantomData }
+    }
+
+    /// The untyped query.
+    pub fn into_query(self) -> KeyQuery {
+        self.query
+    }
+}
+
+impl<E, D> std::ops::Deref for DetailsQuery<E, D> {
+    type Target = KeyQuery;
+    fn deref(&self) -> &KeyQuery {
+        &self.query
+    }
+}
+
+impl<E, D> From<DetailsQuery<E, D>> for KeyQuery {
+    fn from(q: DetailsQuery<E, D>) -> KeyQuery {
+        q.query
+    }
+}

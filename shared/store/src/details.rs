@@ -3,7 +3,7 @@
 //! index copy holds it): both read in one `Query` of the partition.
 
 use keyschema::table::EntityType;
-use keyschema::{Entity, EntityQuery};
+use keyschema::{DetailsQuery, Entity};
 
 use crate::item::{entity_type, from_item};
 use crate::{Store, StoreError};
@@ -15,7 +15,7 @@ impl Store {
     /// types the query selects are left.
     pub async fn get_with_details<E: Entity, D: Entity>(
         &self,
-        query: &EntityQuery<E>,
+        query: &DetailsQuery<E, D>,
         consistent: bool,
     ) -> Result<Option<(E, Option<D>)>, StoreError> {
         let page = self.query_request(query, None, None, consistent).send().await?;

@@ -5,7 +5,7 @@
 //! retries within one request absorb it (at a half, six attempts still run
 //! out for about 1.6% of requests). The model fails on an item held more
 //! than a fifth of each second below 1000x, but those mix.json's
-//! `knownContended` names (an item, or the beginning of its key) while they
+//! `knownContended` names (an item `pk / sk`, or a partition `pk`) while they
 //! reach their floor. Only the skew's hot entities are judged (the top
 //! category, seller, listing, product and brand: `hot`): every other item is
 //! one draw's share of its kind's traffic, the model's resolution (200
@@ -40,7 +40,8 @@ pub fn report(
         "{:<62} {:>8} {:>7} {:>7} {:>7} {:>7} {:>9}",
         "items in transactions", "tx/s 1x", "held 1x", "10x", "100x", "1000x", "a fifth at"
     );
-    let is_hot = |item: &str| hot.iter().any(|h| item.starts_with(h.as_str()));
+    // An item (`pk / sk`) or every item of a partition (`pk`).
+    let is_hot = |item: &str| hot.iter().any(|h| item == h || item.starts_with(&format!("{h} / ")));
     let mut items: Vec<(&String, f64)> = tx_per_item.iter().filter(|(k, _)| is_hot(k)).map(|(k, r)| (k, *r)).collect();
     items.sort_by(|a, b| b.1.total_cmp(&a.1));
     let (cold, most) =
@@ -49,7 +50,8 @@ pub fn report(
     for (i, (item, rate)) in items.iter().enumerate() {
         let at = held_at(*rate, seconds);
         let share = |m: f64| format!("{:.0}%", (rate * seconds * m).min(1.0) * 100.0);
-        let floor = known.iter().find(|(k, _)| item.starts_with(k.as_str())).map(|(_, f)| *f);
+        let named = |k: &str| item.as_str() == k || item.starts_with(&format!("{k} / "));
+        let floor = known.iter().find(|(k, _)| named(k)).map(|(_, f)| *f);
         let verdict = match floor {
             _ if at >= 1000.0 => "",
             Some(f) if at >= f => "  known",

@@ -63,13 +63,18 @@ struct Mix {
     #[serde(default)]
     known_hot: BTreeMap<String, f64>,
     /// The most the mix may cost, in dollars per million requests
-    /// ([`price`]).
+    /// ([`price`]); none if not given.
+    #[serde(default = "no_ceiling")]
     price_ceiling: f64,
     /// Items (or the beginnings of their keys) known to be held more than
     /// a fifth of each second below 1000x, each with the multiple it must
     /// still reach ([`held`]; docs/capacity.md says why).
     #[serde(default)]
     known_contended: BTreeMap<String, f64>,
+}
+
+fn no_ceiling() -> f64 {
+    f64::INFINITY
 }
 
 #[derive(Clone, Deserialize)]
@@ -103,9 +108,11 @@ fn units(kb: f64, unit: f64) -> f64 {
     (kb / unit).ceil().max(1.0)
 }
 
-/// The partition keys of the skew's hot entities (those [`ids_of`] draws
-/// in each dimension's share), and of nothing else.
+/// The items (`pk / sk`) or partitions (`pk`, every item in it) of the
+/// skew's hot entities (those [`ids_of`] draws in each dimension's share),
+/// and of nothing else: a category and a brand share their partitions.
 fn hot_partitions() -> Result<Vec<String>, String> {
+    let item = |k: &keyschema::Key| format!("{} / {}", k.pk, k.sk);
     let e = |e: keyschema::SchemaError| e.to_string();
     // As `ids_of` makes the hot listing and product (its draw `DRAWS`).
     let with = |tag: u128| ulid::Ulid::from_parts(1_790_000_000_000, (tag << 64) | DRAWS as u128);
@@ -114,8 +121,9 @@ fn hot_partitions() -> Result<Vec<String>, String> {
         keyschema::keys::listing(&ListingId::from_ulid(with(1))).map_err(e)?.pk.clone(),
         keyschema::keys::product(&ProductId::from_ulid(with(2))).map_err(e)?.pk.clone(),
         keyschema::keys::category_rating(&p("books")?).map_err(e)?.pk.clone(),
+        item(&keyschema::keys::category(&p("books")?).map_err(e)?.into_key()),
         keyschema::keys::user(&"mega-seller".parse::<UserId>().map_err(|e| e.to_string())?).map_err(e)?.pk.clone(),
-        keyschema::keys::brand(&"acme".parse::<BrandId>().map_err(|e| e.to_string())?).map_err(e)?.pk.clone(),
+        item(&keyschema::keys::brand(&"acme".parse::<BrandId>().map_err(|e| e.to_string())?).map_err(e)?.into_key()),
     ])
 }
 

@@ -263,6 +263,8 @@ pub(crate) fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::mo
 /// and aggregate (coalesced).
 pub(crate) fn counted(marker: impl Into<Key>, aggregate: Action) -> Vec<Action> {
     let marker: Key = marker.into();
+    // The marker is read first, strongly consistent (`markers::apply`).
+    let read = get(marker.clone(), 0.2, true);
     let marker =
         Action::Write { key: marker, kb: 0.2, tx: true, check: false, copies: vec![], stream: false, coalesced: false };
     let aggregate = match aggregate {
@@ -271,7 +273,7 @@ pub(crate) fn counted(marker: impl Into<Key>, aggregate: Action) -> Vec<Action> 
         }
         read => read,
     };
-    vec![marker, aggregate]
+    vec![read, marker, aggregate]
 }
 
 /// A plain (not indexed, not coalesced) write of a small item.
