@@ -177,7 +177,11 @@ async fn conflicts_are_retried_and_absorbed_within_the_attempts() {
 /// order placed, the stock taken exactly once per order.
 #[tokio::test]
 async fn orders_of_a_hot_product_absorb_the_conflicts_they_meet() {
-    let settings = local_stack::limits::Settings { factor: 1.0, latency: std::time::Duration::from_millis(30) };
+    let settings = local_stack::limits::Settings {
+        factor: 1.0,
+        latency: std::time::Duration::from_millis(30),
+        hold: std::time::Duration::ZERO,
+    };
     let (t, limits) = TestTable::with_limits(settings).await;
     let buyers: Vec<String> = (0..12).map(|n| format!("hot-buyer-{n}")).collect();
     let names: Vec<&'static str> = buyers.iter().map(|b| &*Box::leak(b.clone().into_boxed_str())).collect();

@@ -14,6 +14,7 @@ mod expiry;
 mod faults;
 mod favorites;
 mod hardening;
+mod hot_items;
 mod idempotency;
 mod listings;
 mod local_stack_http;

@@ -147,7 +147,11 @@ impl TestTable {
     /// transaction on an item another request holds in flight is
     /// cancelled) at its real rate, every request 25 ms in flight.
     pub async fn with_conflicts() -> (Self, std::sync::Arc<local_stack::limits::Limits>) {
-        let settings = local_stack::limits::Settings { factor: 1.0, latency: std::time::Duration::from_millis(25) };
+        let settings = local_stack::limits::Settings {
+            factor: 1.0,
+            latency: std::time::Duration::from_millis(25),
+            hold: std::time::Duration::ZERO,
+        };
         Self::with_limits(settings).await
     }
 

@@ -1,9 +1,11 @@
 //! `local-stack`: run the whole API locally, or mint a dev token.
 //!
 //! ```text
-//! local-stack [serve] [--limits F]  serve on 127.0.0.1:3000 (PORT to change); with
-//!                                  DynamoDB's partition limits x F and its transaction
-//!                                  conflicts simulated (`limits`), counts at GET /_limits
+//! local-stack                      serve on 127.0.0.1:3000 (PORT to change)
+//! local-stack serve [--limits F [--hold MS]]
+//!                                  the same, with DynamoDB's partition limits x F and its
+//!                                  transaction conflicts simulated (`limits`; transactions
+//!                                  holding their items MS longer), counts at GET /_limits
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
@@ -70,7 +72,8 @@ fn token(args: &[String]) -> Result<(), String> {
 }
 
 async fn serve(args: &[String]) -> Result<(), String> {
-    let limits_factor = local_stack::serve_args::ServeArgs::parse(args)?.limits;
+    let asked = local_stack::serve_args::ServeArgs::parse(args)?;
+    let limits_factor = asked.limits;
     let started = std::time::Instant::now();
     telemetry::init_logs();
     // Before any other task runs: it sets AWS_XRAY_DAEMON_ADDRESS.
@@ -86,7 +89,11 @@ async fn serve(args: &[String]) -> Result<(), String> {
     // With --limits, everything reaches DynamoDB Local through the simulation.
     let (endpoint, limits) = match limits_factor {
         Some(factor) => {
-            let settings = local_stack::limits::Settings { factor, latency: std::time::Duration::from_millis(20) };
+            let settings = local_stack::limits::Settings {
+                factor,
+                latency: std::time::Duration::from_millis(20),
+                hold: std::time::Duration::from_millis(asked.hold_ms),
+            };
             let (url, limits) = local_stack::limits::Limits::start(&dynamo.endpoint, settings).await?;
             (url, Some(limits))
         }

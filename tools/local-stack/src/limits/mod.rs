@@ -54,6 +54,10 @@ pub struct Settings {
     /// How long each request is in flight (holding its items) before it
     /// reaches DynamoDB Local: DynamoDB's round trip, which the emulator has not.
     pub latency: Duration,
+    /// How much longer a transaction holds its items: a local rate of
+    /// transactions on a hot item held as long as a rate this many times
+    /// higher would hold it (issue 34: `./dev up --limits F --hold MS`).
+    pub hold: Duration,
 }
 
 /// What the simulation refused, by partition and by item.
@@ -280,7 +284,7 @@ mod tests {
     fn limits(factor: f64) -> Limits {
         Limits {
             upstream: String::new(),
-            settings: Settings { factor, latency: Duration::ZERO },
+            settings: Settings { factor, latency: Duration::ZERO, hold: Duration::ZERO },
             state: Mutex::default(),
             paused: false.into(),
         }

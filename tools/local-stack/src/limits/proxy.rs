@@ -66,7 +66,8 @@ impl Limits {
             Verdict::Replay => None,
             Verdict::Pass { holder } => Some(holder),
         };
-        tokio::time::sleep(self.settings.latency).await;
+        let hold = if facts.transaction { self.settings.hold } else { std::time::Duration::ZERO };
+        tokio::time::sleep(self.settings.latency + hold).await;
         let answer = forward(&self.upstream, parts, body).await;
         if let Some(holder) = holder {
             let parsed = answer
