@@ -104,7 +104,8 @@ impl Request {
         let mut allowed = vec!["limit", "cursor"];
         allowed.extend_from_slice(extra);
         self.only_query_params(&allowed)?;
-        let limit = match self.event.query_string_parameters.first("limit") {
+        // Read whole, as `query` reads: `limit=5,abc` is not a limit of 5.
+        let limit = match self.query::<String>("limit")?.as_deref() {
             None => 20,
             // Decimal digits only, as an integer is written: no sign, no
             // leading zeros, no spaces.
@@ -114,7 +115,7 @@ impl Request {
                 .filter(|l| (1..=100).contains(l))
                 .ok_or_else(|| ApiError::bad_request("limit must be an integer from 1 to 100"))?,
         };
-        let cursor = self.event.query_string_parameters.first("cursor").map(str::to_owned);
+        let cursor = self.query::<String>("cursor")?;
         Ok(PageParams { limit, cursor })
     }
 
@@ -141,5 +142,22 @@ mod tests {
         for bad in ["0", "101", "+5", "05", " 5", "5 ", "1e1", "", "-1", "65541"] {
             assert_eq!(limit(bad), Err(400), "{bad:?}");
         }
+    }
+
+    /// API Gateway joins a repeated parameter's values with commas and the
+    /// event type splits them again: `limit=5,abc` is not a limit of 5, and
+    /// a cursor with text after a comma is not the cursor before it (a
+    /// black-box pass found both read up to the comma).
+    #[test]
+    fn a_page_parameter_is_read_whole() {
+        let page = |name: &str, values: &[&str]| {
+            let mut event = ApiGatewayV2httpRequest::default();
+            let values = values.iter().map(|v| (*v).to_owned()).collect::<Vec<_>>();
+            event.query_string_parameters = std::collections::HashMap::from([(name.to_owned(), values)]).into();
+            Request::from(event).page(&[]).map_err(|e| e.status)
+        };
+        assert_eq!(page("limit", &["5", "abc"]).map(|p| p.limit), Err(400));
+        assert_eq!(page("limit", &["5", "1000"]).map(|p| p.limit), Err(400));
+        assert_eq!(page("cursor", &["abc.def", "more"]).map(|p| p.cursor), Ok(Some("abc.def,more".to_owned())));
     }
 }

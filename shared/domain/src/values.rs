@@ -132,10 +132,14 @@ impl Money {
         if !value.is_finite() || value < 0.0 {
             return Err("must be a non-negative amount");
         }
-        let cents = (value * 100.0).round();
-        if (value * 100.0 - cents).abs() > 1e-6 {
+        // The shortest decimal that reads back as this number (what Display
+        // writes, never in exponent form) has at most two decimals: 1.999999999
+        // is refused, not rounded to 2.
+        let text = value.to_string();
+        if text.split_once('.').is_some_and(|(_, decimals)| decimals.len() > 2) {
             return Err("must have at most two decimal places");
         }
+        let cents = (value * 100.0).round();
         if cents > Self::MAX_CENTS as f64 {
             return Err("must be at most 1000000");
         }
@@ -228,6 +232,13 @@ mod tests {
         assert_eq!(parse("0.1"), Ok(Money::from_cents(10)));
         assert!(parse("-1").unwrap_err().contains("non-negative"));
         assert!(parse("1.234").unwrap_err().contains("two decimal"));
+        // Near a whole cent is not a whole cent (a black-box pass found these rounded).
+        for near in ["1.999999999999", "12.3400000001", "0.30000000000000004", "29.999999999"] {
+            assert!(parse(near).unwrap_err().contains("two decimal"), "{near}");
+        }
+        assert_eq!(parse("12.30"), Ok(Money::from_cents(1230)));
+        assert_eq!(parse("1e2"), Ok(Money::from_cents(10000)));
+        assert_eq!(parse("999999.99"), Ok(Money::from_cents(99_999_999)));
         assert!(parse("1000000.01").is_err());
         assert!(parse("\"12\"").is_err(), "JSON strings are not amounts");
         assert_eq!(serde_json::to_string(&Money::from_cents(2999)).unwrap(), "29.99");
