@@ -1,8 +1,9 @@
 //! Hot items at 1000x (issue 34 item 3), behind DynamoDB's conflict rule
 //! (`local_stack::limits`: a transaction on an item another request holds
-//! in flight is cancelled) with transactions holding their items 250 ms: a
-//! local burst then holds a hot item as a rate ten times higher would. Each
-//! test prints what every caller was answered.
+//! in flight is cancelled) with transactions holding their items 250 ms
+//! (against a real transaction's 25 or so): a local burst then holds a hot
+//! item as much of each second as ten times its rate would. Each test
+//! prints what every caller was answered.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -66,7 +66,7 @@ struct Mix {
     /// ([`price`]); none if not given.
     #[serde(default = "no_ceiling")]
     price_ceiling: f64,
-    /// Items (or the beginnings of their keys) known to be held more than
+    /// Items (`pk / sk`) or partitions (`pk`) known to be held more than
     /// a fifth of each second below 1000x, each with the multiple it must
     /// still reach ([`held`]; docs/capacity.md says why).
     #[serde(default)]

@@ -54,9 +54,12 @@ pub struct Settings {
     /// How long each request is in flight (holding its items) before it
     /// reaches DynamoDB Local: DynamoDB's round trip, which the emulator has not.
     pub latency: Duration,
-    /// How much longer a transaction holds its items: a local rate of
-    /// transactions on a hot item held as long as a rate this many times
-    /// higher would hold it (issue 34: `./dev up --limits F --hold MS`).
+    /// How much longer than `latency` a transaction holds its items. What
+    /// decides a conflict is the share of each second an item is held (its
+    /// transactions a second x their duration), so the few transactions a
+    /// second this machine drives, held 250 ms instead of a real 25 ms, hold
+    /// a hot item as ten times as many would (issue 34: `./dev up --limits F
+    /// --hold MS`).
     pub hold: Duration,
 }
 
