@@ -98,6 +98,13 @@ struct Load {
     coalesced_rate: BTreeMap<(String, String), f64>,
     tx_per_item: BTreeMap<String, f64>,
     records: f64,
+    /// The floor ([`price`]): read and write units if each request paid
+    /// only for the bytes it reads and the items and index keys it writes
+    /// (no rounding up per item or request, no transaction premium, no
+    /// condition checks); coalesced writes by partition.
+    floor_rru: f64,
+    floor_wru: f64,
+    floor_coalesced: BTreeMap<(String, String), f64>,
 }
 
 fn index_name(index: Index) -> String {
@@ -178,9 +185,20 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                         // instances ~ all requests/s x their duration.
                         let fresh = ttl.map_or(1.0, |ttl| (total * mix.request_seconds / (ttl * rate)).min(1.0));
                         *load.rcu.entry((index_name(index), pk)).or_default() += weight * rcu * fresh * times;
+                        let bytes = items * kb / 4.0 * if consistent { 1.0 } else { 0.5 };
+                        load.floor_rru += weight * bytes * fresh * times;
                     }
                     Action::Write { key, kb, tx, check, copies, stream, coalesced } => {
                         let wcu = units(kb, 1.0) * if tx { 2.0 } else { 1.0 };
+                        if !check {
+                            let keys = (1 + copies.len()) as f64;
+                            if coalesced {
+                                let partition = ("table".to_owned(), key.pk.clone());
+                                *load.floor_coalesced.entry(partition).or_default() += weight * kb * keys;
+                            } else {
+                                load.floor_wru += weight * kb * keys;
+                            }
+                        }
                         let mut written = vec![(("table".to_owned(), key.pk.clone()), wcu)];
                         written.extend(copies.into_iter().map(|(index, pk)| ((index_name(index), pk), units(kb, 1.0))));
                         for (partition, wcu) in written {

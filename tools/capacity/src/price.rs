@@ -45,6 +45,19 @@ pub fn of(load: &Load, requests: f64, batches_per_second: f64) -> Price {
     Price { rru: per(rru), wru: per(wru) }
 }
 
+/// The floor of a load of `requests` per second: what it would cost if each
+/// request paid only for the bytes it reads and the items and index keys
+/// it writes, so we know how far from the limit the design is.
+pub fn floor(load: &Load, requests: f64, batches_per_second: f64) -> Price {
+    let mut wru = load.floor_wru;
+    for (key, kb) in &load.floor_coalesced {
+        let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
+        wru += if rate > 0.0 { kb * (batches_per_second / rate).min(1.0) } else { 0.0 };
+    }
+    let per = |units: f64| if requests > 0.0 { units / requests } else { 0.0 };
+    Price { rru: per(load.floor_rru), wru: per(wru) }
+}
+
 /// Each kind of the mix alone, at its own rate.
 pub fn by_kind(mix: &Mix, batches_per_second: f64) -> Result<BTreeMap<Kind, Price>, String> {
     let mut out = BTreeMap::new();
@@ -64,6 +77,13 @@ pub fn report(mix: &Mix, load: &Load, batches_per_second: f64) -> Result<bool, S
         println!("{:<24} {:>9.2} {:>9.2} {:>14.2}", format!("{kind:?}"), p.rru, p.wru, p.usd_per_million());
     }
     let usd = price.usd_per_million();
+    let low = floor(load, total, batches_per_second);
+    println!(
+        "the floor: {:.2} RRU and {:.2} WRU per request, ${:.2} per million (each request paying only for its bytes)",
+        low.rru,
+        low.wru,
+        low.usd_per_million()
+    );
     println!(
         "the mix: {:.2} RRU and {:.2} WRU per request, ${usd:.2} per million requests (ceiling ${:.2})",
         price.rru, price.wru, mix.price_ceiling
@@ -91,5 +111,10 @@ mod tests {
         // Written 8 times a second, coalesced into 2 batches a second.
         load.coalesced_rate.insert(("table".into(), "B".into()), 8.0);
         assert_eq!(of(&load, 2.0, 2.0), Price { rru: 1.5, wru: (2.0 + 1.0) / 2.0 });
+        // The floor counts bytes, not units, and coalesces as the price does.
+        load.floor_rru = 0.3;
+        load.floor_wru = 0.6;
+        load.floor_coalesced.insert(("table".into(), "B".into()), 0.8);
+        assert_eq!(floor(&load, 2.0, 2.0), Price { rru: 0.15, wru: (0.6 + 0.2) / 2.0 });
     }
 }
