@@ -6,7 +6,8 @@
 //! (its projection). A page searches the cells nearest first
 //! ([`fanout::nearest`]), querying the cells of one round together, then
 //! reads the listings it returns in one `BatchGetItem`; the signed cursor
-//! carries the last distance and id returned.
+//! carries the last distance and id returned, and how far the page read
+//! each crowded place (one full-length geohash) it looked at in part.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use domain::answers::ListingCard;
 use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
-use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed};
+use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::{access, keys};
 use serde::{Deserialize, Serialize};
@@ -61,7 +62,7 @@ impl CellAsker<Spot> for Cells<'_> {
     async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Spot>)>, ApiError> {
         stream::iter(asks)
             .map(|ask| async move {
-                let query = access::listings_near(&ask.prefix, ask.after.as_deref())?;
+                let query = access::listings_near(&ask.prefix, ask.after.as_deref(), ask.before.as_deref())?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
                 let page = self.0.store.query_exact::<Spot, _>(&query, limit, None).await?;
                 Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
@@ -82,13 +83,16 @@ struct Near {
     distance_km: f64,
 }
 
-/// Where the next page starts: the last distance (its exact bits) and id.
+/// Where the next page starts: the last distance (its exact bits) and id,
+/// and the crowded places looked at in part (a sort key and its listing).
 #[derive(Serialize, Deserialize)]
 struct Cursor {
     #[serde(rename = "k")]
     km_bits: u64,
     #[serde(rename = "i")]
     id: ListingId,
+    #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
+    within: Vec<(String, ListingId)>,
 }
 
 fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, ApiError> {
@@ -135,14 +139,20 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
             if !(km.is_finite() && (0.0..=radius).contains(&km)) {
                 return Err(ApiError::bad_request("invalid cursor"));
             }
-            Some(After { km, id: cursor.id.ulid() })
+            if cursor.within.len() > nearest::MAX_WITHIN {
+                return Err(ApiError::bad_request("invalid cursor"));
+            }
+            let within = cursor.within.into_iter().map(|(key, id)| Within { key, id: id.ulid() }).collect();
+            Some(After { km, id: cursor.id.ulid(), within })
         }
     };
     let keep = |s: &Spot| category.as_ref().is_none_or(|c| *c == s.category_id);
     let limit = usize::from(page.limit);
     let (found, next, cost) = nearest::page_where(at, radius, limit, after, &keep, &Cells(app)).await?;
-    let next_cursor =
-        next.map(|n| app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id) }));
+    let next_cursor = next.map(|n| {
+        let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
+        app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id), within })
+    });
     let keys = found.iter().map(|f| keys::listing(&f.item.listing_id)).collect::<Result<Vec<_>, _>>()?;
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
         BTreeMap::new()

@@ -21,12 +21,14 @@
 //! units of the index's small copies, 32 were they whole listings), where
 //! querying every cell that might hold a result read ten times that.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
+use frontier::{Entry, Frontier};
+
+mod frontier;
 pub mod memory;
 
 /// Items one cell query asks for before the cell is split.
@@ -40,12 +42,6 @@ const MIN_AT_ONCE: usize = 4;
 /// ... doubling after a round that found nothing, and every round after
 /// this many.
 const GROW_AFTER: usize = 4;
-/// A cell larger than the circle (in area) is looked at as its sub-cells
-/// that meet the circle ...
-const REFINE: f64 = 1.0;
-/// ... unless they are more than this many.
-const MAX_REFINED: usize = 64;
-const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
 
 /// An item of the index.
 pub trait Placed {
@@ -53,7 +49,9 @@ pub trait Placed {
     fn location(&self) -> Option<Location>;
     /// Its id (ties at one distance go by id).
     fn id(&self) -> Ulid;
-    /// Its sort key in the index (`<geohash>#<id>`), to continue after it.
+    /// Its sort key in the index (`<geohash>#<id>`, the full geohash of
+    /// [`HASH_LEN`] characters, so that within a cell keys order as ids
+    /// do), to continue after it.
     fn sort_key(&self) -> String;
 }
 
@@ -65,6 +63,9 @@ pub struct CellAsk {
     pub prefix: String,
     /// Only items whose sort key is above this one.
     pub after: Option<String>,
+    /// Only items whose sort key is below those of this cell (a geohash
+    /// prefix longer than `prefix`, so no key equals it).
+    pub before: Option<String>,
     /// Most items wanted.
     pub limit: usize,
 }
@@ -91,14 +92,31 @@ pub trait CellAsker<T> {
 }
 
 /// Where a walk is: every item nearer than `km` (or as near, with an id up
-/// to `id`) has been looked at (returned, unless a filter passed it over).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// to `id`) has been looked at (returned, unless a filter passed it over),
+/// and so has every item of each `within` cell up to its key.
+#[derive(Clone, Debug, PartialEq)]
 pub struct After {
     /// The distance of the last item returned.
     pub km: f64,
     /// Its id.
     pub id: Ulid,
+    /// Full-length cells looked at in part, at most [`MAX_WITHIN`]: a later
+    /// page reads each from where this one left it, not from its start.
+    pub within: Vec<Within>,
 }
+
+/// A full-length cell looked at up to an item: every item of the cell with
+/// a sort key up to `key` has been looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Within {
+    /// The item's sort key (its first [`HASH_LEN`] characters: the cell).
+    pub key: String,
+    /// Its id.
+    pub id: Ulid,
+}
+
+/// Cells a cursor says were looked at in part (the most read of the page).
+pub const MAX_WITHIN: usize = 4;
 
 /// A result: the item and its distance in km.
 #[derive(Debug)]
@@ -128,40 +146,6 @@ pub struct Cost {
 /// without a filter took at most 10 in the tests, 7 in a city).
 pub const MAX_ROUNDS: usize = 16;
 
-enum Entry<T> {
-    Cell { near: f64, prefix: String, after: Option<String> },
-    Item { km: f64, id: Ulid, item: T },
-}
-
-impl<T> Entry<T> {
-    /// Nearest first; a cell before an item at the same value; items by id.
-    fn key(&self) -> (f64, u8, Ulid) {
-        match self {
-            Entry::Cell { near, .. } => (*near, 0, Ulid(0)),
-            Entry::Item { km, id, .. } => (*km, 1, *id),
-        }
-    }
-}
-
-impl<T> PartialEq for Entry<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl<T> Eq for Entry<T> {}
-impl<T> PartialOrd for Entry<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<T> Ord for Entry<T> {
-    /// Reversed, so that `BinaryHeap` (a max-heap) gives the nearest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        let (a, b) = (self.key(), other.key());
-        b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2))
-    }
-}
-
 /// One page: up to `limit` items within `radius_km` of `at` (inclusive),
 /// nearest first, after `after`; where the next page starts (`None`: the
 /// walk ended); what it cost.
@@ -187,15 +171,11 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     keep: &(dyn Fn(&T) -> bool + Sync),
     asker: &A,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
-    let mut heap: BinaryHeap<Entry<T>> = BinaryHeap::new();
-    let push = |heap: &mut BinaryHeap<Entry<T>>, prefix: String, after_key: Option<String>| {
-        push_cell(heap, &at, radius_km, after, prefix, after_key)
-    };
-    for prefix in refined(&at, radius_km, Cell::covering(&at, radius_km, CELL_LEN)) {
-        push(&mut heap, prefix, None);
-    }
+    let mut frontier = Frontier::new(at, radius_km, after.as_ref(), Cell::covering(&at, radius_km, CELL_LEN));
     let (mut out, mut cost) = (Vec::new(), Cost::default());
-    let mut looked_at: Option<After> = None;
+    let mut looked_at: Option<(f64, Ulid)> = None;
+    // Keys read per full-length cell (for the cursor's `within`).
+    let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
     // Cells per round: a few (a page of 20 in a city needs about a dozen
     // cells, and each cell beyond its end is read for nothing), doubling
     // after a round that found nothing (sparse places, the poles).
@@ -206,31 +186,38 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             cost.stopped_early = true;
             break;
         }
-        let Some(top) = heap.pop() else { break };
+        let Some(top) = frontier.heap.pop() else { break };
         let asks = match top {
-            Entry::Item { km, item, .. } => {
-                looked_at = Some(After { km, id: item.id() });
+            Entry::Item { km, id, item, .. } => {
+                looked_at = Some((km, id));
                 if keep(&item) {
                     out.push(Found { item, km });
                 }
                 continue;
             }
-            Entry::Cell { near, prefix, after } => {
+            Entry::Cell { near, prefix, after, before, .. } => {
                 // With it, the next cells in order up to where the items
                 // already found could fill the page (fewer rounds; a cell
                 // beyond the page's end costs a query, never a wrong answer):
                 // `at_once` of them, and every one as near as it (all of
                 // which must be read before anything is returned).
-                let mut asks = vec![CellAsk { prefix, after, limit: CELL_LIMIT }];
-                let (mut passed, wanted) = (Vec::new(), limit - out.len());
+                let heap = &mut frontier.heap;
+                let wanted = limit - out.len();
+                // A full-length cell is one place (5 m): what it holds is
+                // read as far as the page could take it, and no cell is
+                // added to the round for the page's sake but those as near.
+                let most = |prefix: &str| if prefix.len() == HASH_LEN { wanted.max(CELL_LIMIT) } else { CELL_LIMIT };
+                let fills = |ask: &CellAsk| ask.prefix.len() == HASH_LEN;
+                let mut asks = vec![CellAsk { limit: most(&prefix), prefix, after, before }];
+                let mut passed = Vec::new();
                 let as_near = |e: Option<&Entry<T>>| matches!(e, Some(Entry::Cell { near: n, .. }) if *n <= near);
                 while asks.len() < CELLS_AT_ONCE
                     && passed.len() < wanted
-                    && (asks.len() < at_once || as_near(heap.peek()))
+                    && ((asks.len() < at_once && !asks.iter().any(fills)) || as_near(heap.peek()))
                 {
                     match heap.pop() {
-                        Some(Entry::Cell { prefix, after, .. }) => {
-                            asks.push(CellAsk { prefix, after, limit: CELL_LIMIT })
+                        Some(Entry::Cell { prefix, after, before, .. }) => {
+                            asks.push(CellAsk { limit: most(&prefix), prefix, after, before })
                         }
                         Some(item) => passed.push(item),
                         None => break,
@@ -242,84 +229,73 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         };
         cost.rounds += 1;
         cost.queries += asks.len();
-        let found_before = heap.len();
+        let found_before = frontier.heap.len();
         for (ask, answer) in asker.ask(asks).await? {
             cost.read += answer.items.len();
-            if answer.more && ask.prefix.len() < HASH_LEN {
-                // Too many to take at once: its sub-cells, nearest first.
-                let subs = BASE32.chars().map(|c| format!("{}{c}", ask.prefix)).collect();
-                for prefix in refined(&at, radius_km, subs) {
-                    push(&mut heap, prefix, None);
-                }
-                continue;
-            }
-            if answer.more {
-                // A full-length cell with many items (one place): the rest of it.
-                if let Some(last) = answer.items.last() {
-                    push(&mut heap, ask.prefix.clone(), Some(last.sort_key()));
-                }
+            let ends = answer.items.first().zip(answer.items.last()).map(|(f, l)| (f.sort_key(), l.sort_key(), l.id()));
+            if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
+                frontier.rest(&ask.prefix, ask.before.as_deref(), first, last, *last_id);
             }
             for item in answer.items {
-                let Some(place) = item.location() else { continue };
-                let (km, id) = (at.distance_km(&place), item.id());
-                let beyond = after.is_none_or(|a| km.total_cmp(&a.km).then(id.cmp(&a.id)) == Ordering::Greater);
-                if km <= radius_km && beyond {
-                    heap.push(Entry::Item { km, id, item });
+                let (key, id) = (item.sort_key(), item.id());
+                if let Some(cell) = key.get(..HASH_LEN) {
+                    read.entry(cell.to_owned()).or_default().insert(key.clone(), id);
                 }
+                frontier.push_item(item, key);
             }
         }
-        let grow = cost.rounds >= GROW_AFTER || heap.len() == found_before;
+        let grow = cost.rounds >= GROW_AFTER || frontier.heap.len() == found_before;
         at_once = if grow { (at_once * 2).min(CELLS_AT_ONCE) } else { base };
     }
-    let next = match (looked_at, heap.is_empty()) {
-        (Some(last), false) => Some(last),
+    let next = match (looked_at, frontier.heap.is_empty()) {
+        (Some((km, id)), false) => Some(After { km, id, within: within(&frontier.heap, read, after.as_ref()) }),
         _ => None,
     };
     Ok((out, next, cost))
 }
 
-/// Puts a cell in the heap if any point of it is within the radius (and,
-/// on a later page, not wholly nearer than where the walk is).
-fn push_cell<T>(
-    heap: &mut BinaryHeap<Entry<T>>,
-    at: &Location,
-    radius_km: f64,
-    after: Option<After>,
-    prefix: String,
-    after_key: Option<String>,
-) {
-    let Some(cell) = Cell::of(&prefix) else { return };
-    let (near, far) = cell.distance_bounds_km(at);
-    if near <= radius_km && after.is_none_or(|a| far >= a.km) {
-        heap.push(Entry::Cell { near, prefix, after: after_key });
-    }
-}
-
-/// The cells to look at in place of `cells`: while each of them is more than
-/// [`REFINE`] times the circle's area and their sub-cells that meet the
-/// circle are at most [`MAX_REFINED`], those sub-cells (no query is sent: a
-/// query of a cell larger than the circle reads items outside it).
-fn refined(at: &Location, radius_km: f64, mut cells: Vec<String>) -> Vec<String> {
-    let circle = std::f64::consts::PI * radius_km * radius_km;
-    loop {
-        let big = |p: &String| p.len() < HASH_LEN && Cell::of(p).is_some_and(|c| c.area_km2() > REFINE * circle);
-        if cells.is_empty() || !cells.iter().all(big) {
-            return cells;
-        }
-        let mut finer = Vec::new();
-        for p in &cells {
-            for c in BASE32.chars() {
-                let sub = format!("{p}{c}");
-                if Cell::of(&sub).is_some_and(|cell| cell.distance_bounds_km(at).0 <= radius_km) {
-                    finer.push(sub);
+/// The full-length cells a page looked at in part, for its cursor: of each
+/// cell read (its reads run on from its start or from where the cursor
+/// left it), the greatest key read below every item still unreturned; the
+/// [`MAX_WITHIN`] cells read most.
+fn within<T>(
+    heap: &BinaryHeap<Entry<T>>,
+    read: BTreeMap<String, BTreeMap<String, Ulid>>,
+    after: Option<&After>,
+) -> Vec<Within> {
+    let mut waiting: BTreeMap<&str, &str> = BTreeMap::new();
+    for entry in heap {
+        if let Entry::Item { key, .. } = entry {
+            if let Some(cell) = key.get(..HASH_LEN) {
+                let least = waiting.entry(cell).or_insert(key);
+                if key.as_str() < *least {
+                    *least = key;
                 }
             }
-            if finer.len() > MAX_REFINED {
-                return cells;
-            }
         }
-        cells = finer;
     }
+    let mut cells: Vec<(usize, Within)> = read
+        .iter()
+        .filter_map(|(cell, keys)| {
+            let below = match waiting.get(cell.as_str()) {
+                Some(least) => {
+                    keys.range::<str, _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(*least))).next_back()
+                }
+                None => keys.iter().next_back(),
+            };
+            let before = after.and_then(|a| a.within.iter().find(|w| w.key.get(..HASH_LEN) == Some(cell.as_str())));
+            let here = below.map(|(key, id)| Within { key: key.clone(), id: *id });
+            let best = match (here, before) {
+                (Some(h), Some(b)) if b.key > h.key => b.clone(),
+                (Some(h), _) => h,
+                (None, b) => b?.clone(),
+            };
+            Some((keys.len(), best))
+        })
+        .filter(|(n, _)| *n > 1)
+        .collect();
+    cells.sort_by_key(|c| std::cmp::Reverse(c.0));
+    cells.into_iter().take(MAX_WITHIN).map(|(_, w)| w).collect()
 }
 
 #[cfg(test)]

@@ -195,16 +195,25 @@ pub fn listings_by_price(
 
 /// Beyond the seeds: the active listings of one geohash cell (a prefix of
 /// at least [`domain::geo::CELL_LEN`] characters) in geohash order, after a
-/// sort key if given; the reader searches the cells nearest first
-/// (`fanout::nearest`).
+/// sort key and below a smaller cell if given; the reader searches the
+/// cells nearest first (`fanout::nearest`).
 /// `GSI4: gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
-/// `gsi4sk BETWEEN <after>! AND <geohash prefix>~`.
-pub fn listings_near(prefix: &str, after: Option<&str>) -> Result<EntityQuery<model::Listing>, SchemaError> {
+/// `gsi4sk BETWEEN <after>! AND <geohash prefix>~` (`<prefix>` for no after,
+/// `<before>` for a cell below which).
+pub fn listings_near(
+    prefix: &str,
+    after: Option<&str>,
+    before: Option<&str>,
+) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
-    q.sk = match after {
-        None => SortKey::BeginsWith(prefix.to_owned()),
-        // `!` sorts below every character of a key part, `~` above.
-        Some(after) => SortKey::Between(format!("{after}!"), format!("{prefix}~")),
+    q.sk = match (after, before) {
+        (None, None) => SortKey::BeginsWith(prefix.to_owned()),
+        // `!` sorts below every character of a key part, `~` above; a key
+        // below a cell's is below the cell itself (no key is a bare cell).
+        (after, before) => SortKey::Between(
+            after.map_or_else(|| prefix.to_owned(), |a| format!("{a}!")),
+            before.map_or_else(|| format!("{prefix}~"), str::to_owned),
+        ),
     };
     typed(Ok(q))
 }

@@ -161,7 +161,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             // measured in a city: `fanout_reads::near_page`), then the
             // page's listings from the table (spread over it, priced per item).
             let cell = ids.place.geohash(domain::geo::CELL_LEN);
-            let q = access::listings_near(&cell, None)?;
+            let q = access::listings_near(&cell, None, None)?;
             let returned = keys::listing(&ids.new_listing)?;
             let queries =
                 crate::fanout_reads::near_page(page as usize).into_iter().map(|(items, times)| Action::Read {

@@ -34,6 +34,7 @@ impl<T: Placed + Clone> CellAsker<T> for InMemory<T> {
                 let items: Vec<T> = self.items[from..]
                     .iter()
                     .take_while(|(k, _)| k.starts_with(&ask.prefix))
+                    .take_while(|(k, _)| ask.before.as_ref().is_none_or(|b| k < b))
                     .take(ask.limit)
                     .map(|(_, i)| i.clone())
                     .collect();
