@@ -16,6 +16,7 @@ mod favorites;
 mod hardening;
 mod hot_items;
 mod idempotency;
+mod index_move;
 mod listings;
 mod local_stack_http;
 mod messages;

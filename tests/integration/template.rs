@@ -153,7 +153,7 @@ fn request_paths_never_scan() {
     let expected: Vec<(&str, BTreeSet<&str>)> = vec![
         ("CatalogFunction", ["GSI1", "GSI2"].into()),
         ("UsersFunction", ["GSI1"].into()),
-        ("ListingsFunction", ["GSI1", "GSI2", "GSI3", "GSI4"].into()),
+        ("ListingsFunction", ["GSI1", "GSI2", "GSI3", "GSI4", "GSI5"].into()),
         ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
         ("ReviewsFunction", ["GSI1"].into()),
         ("StreamProcessorFunction", [].into()),
@@ -231,4 +231,15 @@ fn cursor_secret_only_where_cursors_are_signed() {
         assert_eq!(has, api_functions.contains(&function), "{function}");
     }
     assert!(t.doc["Globals"]["Function"]["Environment"]["Variables"]["CURSOR_SECRET"].is_null());
+}
+
+/// Every global secondary index has its write and read throttles in an
+/// alarm (the index throttle alarms).
+#[test]
+fn every_index_throttle_is_alarmed() {
+    let text = std::fs::read_to_string(local_stack::dynamodb_local::workspace_root().join("template.yaml")).unwrap();
+    for index in Index::GSIS.iter().filter_map(|i| i.name()) {
+        let dimension = format!("{{ Name: GlobalSecondaryIndexName, Value: {index} }}");
+        assert_eq!(text.matches(&dimension).count(), 2, "{index}: its write and read throttles");
+    }
 }

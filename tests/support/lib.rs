@@ -94,6 +94,17 @@ impl TestTable {
         TestTable { deps, log }
     }
 
+    /// A fresh table with only `gsis`, as an earlier release left it (for
+    /// the index moves of docs/operations.md).
+    pub async fn with_gsis(gsis: &[keyschema::Index]) -> Self {
+        let full = Self::new().await;
+        let name = format!("test-{}", ulid::Ulid::generate());
+        let client = full.deps.store.client().clone();
+        store::table::create_table_with(&client, &name, gsis).await.expect("table created");
+        full.log.take();
+        TestTable { deps: Deps { store: store::Store::new(client, name), ..full.deps.clone() }, log: full.log.clone() }
+    }
+
     /// A fresh, empty table whose client also reports every request to
     /// `usages` (beside the request log) and carries `extra` (a fault
     /// injector, a meter) if given.
@@ -114,7 +125,7 @@ impl TestTable {
         let client = aws_sdk_dynamodb::Client::from_conf(config.build());
         store::table::create_table(&client, &name).await.expect("table created");
         let cursors = api::CursorKey::new(local_stack::DEV_CURSOR_SECRET);
-        let deps = Deps { store: store::Store::new(client, name), cursors };
+        let deps = Deps::new(store::Store::new(client, name), cursors);
         log.take();
         TestTable { deps, log }
     }
@@ -559,7 +570,7 @@ pub async fn delaying_proxy(delay: std::time::Duration) -> String {
 /// The same table as `t`, reached through `endpoint` (a proxy).
 pub async fn through(t: &TestTable, endpoint: &str) -> Deps {
     let client = local_stack::connect(endpoint, None).await;
-    Deps { store: store::Store::new(client, t.deps.store.table().to_owned()), cursors: t.deps.cursors.clone() }
+    Deps { store: store::Store::new(client, t.deps.store.table().to_owned()), ..t.deps.clone() }
 }
 
 /// Wraps an event as Lambda delivers it, with a deadline `ms` from now.

@@ -1,13 +1,14 @@
 //! Beyond the seeds, "listings near me": `GET /listings/near?lat=&lon=&radiusKm=`,
 //! the active listings with a location within the radius, nearest first,
-//! each with its `distanceKm`. The `near` index (GSI4) holds them by
-//! geohash: a partition per 3-character cell, the full hash in the sort
-//! key, and of each listing only its id, location, geohash and category
-//! (its projection). A page searches the cells nearest first
-//! ([`fanout::nearest`]), querying the cells of one round together, then
-//! reads the listings it returns in one `BatchGetItem`; the signed cursor
-//! carries the last distance and id returned, and how far the page read
-//! each crowded place (one full-length geohash) it looked at in part.
+//! each with its `distanceKm`. The near index holds them by geohash: a
+//! partition per 3-character cell, the full hash in the sort key. A page
+//! searches the cells nearest first ([`fanout::nearest`]), querying the
+//! cells of one round together. GSI5 holds each listing's card, so the page
+//! is what the queries read; GSI4 (while reads move to GSI5:
+//! docs/operations.md) holds only its id, location, geohash and category,
+//! and the page then reads its listings in one `BatchGetItem`. The signed
+//! cursor carries the last distance and id returned, and how far the page
+//! read each crowded place (one full-length geohash) it looked at in part.
 
 use std::collections::BTreeMap;
 
@@ -16,9 +17,10 @@ use domain::answers::ListingCard;
 use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
-use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Placed, Within};
+use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
-use keyschema::{access, keys};
+use keyschema::{access, keys, NearIndex};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use ulid::Ulid;
 
@@ -27,8 +29,14 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 /// Cell queries in flight at once.
 const QUERIES_AT_ONCE: usize = 16;
 
-/// A listing as the index holds it (`keyschema`'s projection of GSI4);
-/// one without a location (none is written so) is passed over.
+/// A listing as a near index holds it.
+trait Held: Placed + keyschema::ReadAs<Listing> + DeserializeOwned + Send {
+    /// Its category (a page for one passes over the others).
+    fn category(&self) -> &CategoryId;
+}
+
+/// A listing as GSI4 holds it; one without a location (none is written so)
+/// is passed over.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Spot {
@@ -54,17 +62,53 @@ impl Placed for Spot {
     }
 }
 
-/// Answers cell queries from the `near` index, in the handler's task.
+impl Held for Spot {
+    fn category(&self) -> &CategoryId {
+        &self.category_id
+    }
+}
+
+/// A listing as GSI5 holds it: its card.
+#[derive(Deserialize)]
+struct Card {
+    #[serde(flatten)]
+    card: ListingCard,
+    #[serde(rename = "gsi4sk")]
+    sort_key: String,
+}
+
+impl keyschema::ReadAs<Listing> for Card {}
+
+impl Placed for Card {
+    fn location(&self) -> Option<Location> {
+        self.card.location
+    }
+    fn id(&self) -> Ulid {
+        self.card.listing_id.ulid()
+    }
+    fn sort_key(&self) -> String {
+        self.sort_key.clone()
+    }
+}
+
+impl Held for Card {
+    fn category(&self) -> &CategoryId {
+        &self.card.category_id
+    }
+}
+
+/// Answers cell queries from a near index, in the handler's task.
 struct Cells<'a>(&'a Deps);
 
-impl CellAsker<Spot> for Cells<'_> {
+impl<T: Held> CellAsker<T> for Cells<'_> {
     type Error = ApiError;
-    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Spot>)>, ApiError> {
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<T>)>, ApiError> {
+        let index = self.0.near_index;
         stream::iter(asks)
             .map(|ask| async move {
-                let query = access::listings_near(&ask.prefix, ask.after.as_deref(), ask.before.as_deref())?;
+                let query = access::listings_near(index, &ask.prefix, ask.after.as_deref(), ask.before.as_deref())?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.0.store.query_exact::<Spot, _>(&query, limit, None).await?;
+                let page = self.0.store.query_exact::<T, _>(&query, limit, None).await?;
                 Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
@@ -118,11 +162,11 @@ struct NearBody {
 }
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
-/// (public). `Query GSI4 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
+/// (public). `Query GSI5 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
 /// prefix>)` per cell searched, a few cells a round (a category is a
 /// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
-/// looked at a listing), then `BatchGetItem` of the listings it returns,
-/// keeping those still active.
+/// looked at a listing), keeping the cards still active; on GSI4, then a
+/// `BatchGetItem` of the listings it returns.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
@@ -146,28 +190,67 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
             Some(After { km, id: cursor.id.ulid(), within })
         }
     };
-    let keep = |s: &Spot| category.as_ref().is_none_or(|c| *c == s.category_id);
-    let limit = usize::from(page.limit);
-    let (found, next, cost) = nearest::page_where(at, radius, limit, after, &keep, &Cells(app)).await?;
+    let search = Search { at, radius, limit: usize::from(page.limit), after, category: category.as_ref() };
+    let (items, next, cost) = match app.near_index {
+        NearIndex::Gsi5 => {
+            let (found, next, cost) = search.run::<Card>(app).await?;
+            // Still active: an index copy lags its listing a moment.
+            let items = found
+                .into_iter()
+                .filter(|f| f.item.card.status == ListingStatus::Active)
+                .map(|f| Near { distance_km: metres(f.km), card: f.item.card })
+                .collect();
+            (items, next, cost)
+        }
+        NearIndex::Gsi4 => {
+            let (found, next, cost) = search.run::<Spot>(app).await?;
+            (from_the_table(app, found).await?, next, cost)
+        }
+    };
     let next_cursor = next.map(|n| {
         let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
         app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id), within })
     });
+    Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })
+}
+
+/// One page's search.
+struct Search<'a> {
+    at: Location,
+    radius: f64,
+    limit: usize,
+    after: Option<After>,
+    category: Option<&'a CategoryId>,
+}
+
+impl Search<'_> {
+    async fn run<T: Held>(self, app: &Deps) -> Result<(Vec<Found<T>>, Option<After>, Cost), ApiError> {
+        let keep = |t: &T| self.category.is_none_or(|c| c == t.category());
+        nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &Cells(app)).await
+    }
+}
+
+/// Kilometres to the metre.
+fn metres(km: f64) -> f64 {
+    (km * 1000.0).round() / 1000.0
+}
+
+/// GSI4's page: its listings read in one `BatchGetItem`, those still active
+/// (an index copy lags its listing a moment). A page can be short: the
+/// cursor goes on.
+async fn from_the_table(app: &Deps, found: Vec<Found<Spot>>) -> Result<Vec<Near>, ApiError> {
     let keys = found.iter().map(|f| keys::listing(&f.item.listing_id)).collect::<Result<Vec<_>, _>>()?;
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
         BTreeMap::new()
     } else {
         app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
     };
-    // Still active: an index copy lags its listing a moment (a location is
-    // set at creation only). A page can be short: the cursor goes on.
-    let items: Vec<Near> = found
+    Ok(found
         .into_iter()
         .filter_map(|f| {
             let listing = listings.remove(&f.item.listing_id)?;
             (listing.status == ListingStatus::Active)
-                .then(|| Near { card: ListingCard::from(&listing), distance_km: (f.km * 1000.0).round() / 1000.0 })
+                .then(|| Near { card: ListingCard::from(&listing), distance_km: metres(f.km) })
         })
-        .collect();
-    Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })
+        .collect())
 }

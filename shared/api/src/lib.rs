@@ -32,20 +32,36 @@ pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
 pub use store;
 pub use telemetry;
 
-/// What every handler needs: the table and the cursor key. Built once per
-/// process in `main`; cheap to clone.
+/// What every handler needs: the table, the cursor key and which index
+/// "listings near me" reads. Built once per process in `main`; cheap to
+/// clone.
 #[derive(Clone, Debug)]
 pub struct Deps {
     /// The table.
     pub store: Store,
     /// Signs and checks pagination cursors.
     pub cursors: CursorKey,
+    /// The index near me reads (`NEAR_INDEX`, while it moves: docs/operations.md).
+    pub near_index: keyschema::NearIndex,
 }
 
 impl Deps {
-    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CURSOR_SECRET`.
+    /// The name of the variable naming the index near me reads.
+    pub const NEAR_INDEX_VAR_NAME: &'static str = "NEAR_INDEX";
+
+    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CURSOR_SECRET` and
+    /// `NEAR_INDEX` (`GSI4` or `GSI5`; GSI5 if unset).
     pub async fn from_env() -> Result<Self, String> {
-        Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()? })
+        let near_index = match std::env::var(Self::NEAR_INDEX_VAR_NAME) {
+            Ok(name) => name.parse()?,
+            Err(_) => keyschema::NearIndex::default(),
+        };
+        Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()?, near_index })
+    }
+
+    /// Over `store`, signing cursors with `cursors`, near me reading GSI5.
+    pub fn new(store: Store, cursors: CursorKey) -> Self {
+        Deps { store, cursors, near_index: keyschema::NearIndex::default() }
     }
 
     /// `GetItem` of an entity that must exist: 404 `<what> does not exist` otherwise.

@@ -11,15 +11,22 @@
 //! come out first, cells before items at equal values); a cell that comes
 //! out is queried together with a few of the next cells in order (up to
 //! where the items found could fill the page), each for up to
-//! [`CELL_LIMIT`] items. A cell that answers with all its items puts them
-//! in; one that has more is split into its sub-cells (or, at full length,
-//! continued after its last item). A page resumes after the last item
-//! looked at (distance and id): cells wholly nearer are never queried again.
+//! [`CELL_LIMIT`] items (a full-length cell, one place, for as many as the
+//! page can take). What a cell answers goes in; if it had more, what is
+//! left of it goes in too, never read again (`frontier.rs`: the smallest
+//! cell holding what was read is split; a full-length cell goes on after
+//! its last item, ordered after the items as near with a lower id, so a
+//! crowded place answers a page without being read whole). A page resumes
+//! after the last item looked at (distance and id): cells wholly nearer
+//! are never queried again, and a crowded place the page looked at in part
+//! is read from where it was left ([`After::within`]).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
-//! few cells per round keep a city's page of 20 near 20 queries (15 read
-//! units of the index's small copies, 32 were they whole listings), where
-//! querying every cell that might hold a result read ten times that.
+//! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
+//! read units of cards, 9-20 were they whole listings), where querying
+//! every cell that might hold a result read ten times that; and
+//! `a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost`: a page at
+//! a place holding a thousand reads about what it answers.
 
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -35,10 +42,10 @@ pub mod memory;
 pub const CELL_LIMIT: usize = 32;
 /// Cells queried in one round: at most this many ...
 const CELLS_AT_ONCE: usize = 64;
-/// ... and at first a fifth of the page, at least this many (plus every
-/// cell as near as the first: all of them must be read before anything is
-/// returned, as at a pole) ...
-const MIN_AT_ONCE: usize = 4;
+/// ... the first round one (and every cell as near: all of them must be
+/// read before anything is returned, as at a pole), then a tenth of the
+/// page, at least this many ...
+const MIN_AT_ONCE: usize = 2;
 /// ... doubling after a round that found nothing, and every round after
 /// this many.
 const GROW_AFTER: usize = 4;
@@ -176,11 +183,12 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let mut looked_at: Option<(f64, Ulid)> = None;
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
-    // Cells per round: a few (a page of 20 in a city needs about a dozen
-    // cells, and each cell beyond its end is read for nothing), doubling
-    // after a round that found nothing (sparse places, the poles).
-    let base = (limit / 5).clamp(MIN_AT_ONCE, CELLS_AT_ONCE);
-    let mut at_once = base;
+    // Cells per round: few (a page of 20 in a city needs about a dozen
+    // cells, and each cell beyond its end is read for nothing: the first
+    // round, where the coarsest cells are, asks one), doubling after a
+    // round that found nothing (sparse places, the poles).
+    let base = (limit / 10).clamp(MIN_AT_ONCE, CELLS_AT_ONCE);
+    let mut at_once = 1;
     while out.len() < limit {
         if cost.rounds >= MAX_ROUNDS && looked_at.is_some() {
             cost.stopped_early = true;

@@ -16,7 +16,7 @@ use crate::entities::{
 };
 use crate::query::{DetailsQuery, EntityQuery, KeyQuery};
 use crate::records;
-use crate::table::{EntityType, Index};
+use crate::table::{EntityType, Index, NearIndex};
 use crate::value::Value;
 use domain::model;
 
@@ -197,15 +197,17 @@ pub fn listings_by_price(
 /// at least [`domain::geo::CELL_LEN`] characters) in geohash order, after a
 /// sort key and below a smaller cell if given; the reader searches the
 /// cells nearest first (`fanout::nearest`).
-/// `GSI4: gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
+/// `GSI4` or `GSI5` (its keys, the cards): `gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
 /// `gsi4sk BETWEEN <after>! AND <geohash prefix>~` (`<prefix>` for no after,
 /// `<before>` for a cell below which).
 pub fn listings_near(
+    index: NearIndex,
     prefix: &str,
     after: Option<&str>,
     before: Option<&str>,
 ) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
+    q.index = index.index();
     q.sk = match (after, before) {
         (None, None) => SortKey::BeginsWith(prefix.to_owned()),
         // `!` sorts below every character of a key part, `~` above; a key

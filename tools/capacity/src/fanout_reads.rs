@@ -193,12 +193,13 @@ mod tests {
     }
 
     #[test]
-    fn a_page_near_me_in_a_city_reads_about_twenty_cells() {
+    fn a_page_near_me_in_a_city_reads_about_a_dozen_cells() {
         let page = near_page(20);
         let queries: f64 = page.iter().map(|(_, times)| times).sum();
         let items = page.iter().map(|(n, times)| n * times).sum::<f64>() / queries;
-        // Measured: 20.8 queries of 18.0 listings (a page read ten times that
-        // when every cell that might hold a result was queried at once).
-        assert!((15.0..28.0).contains(&queries) && (12.0..24.0).contains(&items), "{queries} {items}");
+        // Measured: 12.7 queries of 18.1 listings (20.8 of 18.0 with four
+        // cells a round from the first; a page read ten times that when every
+        // cell that might hold a result was queried at once).
+        assert!((9.0..16.0).contains(&queries) && (12.0..24.0).contains(&items), "{queries} {items}");
     }
 }

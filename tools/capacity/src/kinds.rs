@@ -158,31 +158,22 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         Kind::GetListing => vec![read(access::listing_with_details(&ids.listing)?, 1.0, kb.listing)],
         Kind::ListingsNearMe => {
             // The cells of the place's partition a first page queries (as
-            // measured in a city: `fanout_reads::near_page`), then the
-            // page's listings from the table (spread over it, priced per item).
+            // measured in a city: `fanout_reads::near_page`), of GSI5: the
+            // cards are the page.
             let cell = ids.place.geohash(domain::geo::CELL_LEN);
-            let q = access::listings_near(&cell, None, None)?;
-            let returned = keys::listing(&ids.new_listing)?;
-            let queries =
-                crate::fanout_reads::near_page(page as usize).into_iter().map(|(items, times)| Action::Read {
+            let q = access::listings_near(keyschema::NearIndex::Gsi5, &cell, None, None)?;
+            crate::fanout_reads::near_page(page as usize)
+                .into_iter()
+                .map(|(items, times)| Action::Read {
                     index: q.index,
                     pk: q.pk.clone(),
                     items,
-                    kb: kb.spot,
+                    kb: kb.card,
                     consistent: false,
                     ttl: None,
                     times,
-                });
-            let listings = Action::Read {
-                index: Index::Table,
-                pk: returned.pk.clone(),
-                items: 1.0,
-                kb: kb.listing,
-                consistent: false,
-                ttl: None,
-                times: page,
-            };
-            queries.chain([listings]).collect()
+                })
+                .collect()
         }
         Kind::SellerListings => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
         Kind::GetProduct => vec![read(access::product_with_details(&ids.product)?, 1.0, kb.product)],

@@ -63,9 +63,8 @@ pub struct Sizes {
     pub small: f64,
     /// A search posting.
     pub posting: f64,
-    /// A listing's copy in the near index (its projection: keys, id,
-    /// location, geohash, category).
-    pub spot: f64,
+    /// A listing's copy in GSI5 (its card, with the keys).
+    pub card: f64,
 }
 
 pub(crate) type R = Result<Vec<Action>, SchemaError>;
@@ -156,7 +155,7 @@ pub(crate) fn update_from(
     // that stays is rewritten if the change touches what the index holds.
     let mut copies = Vec::new();
     for index in Index::GSIS {
-        match (was.get(&index), now.get(&index)) {
+        match (was.get(&index.keys_from()), now.get(&index.keys_from())) {
             (Some(old), Some(new)) if old == new => {
                 if changed.iter().any(|name| index.projection().holds(name)) {
                     copies.push((index, new.pk.clone()));

@@ -41,5 +41,5 @@ pub async fn deps(endpoint: &str, table: &str, log: Option<Usage>) -> Result<Dep
     let client = connect(endpoint, log).await;
     store::table::create_table(&client, table).await.map_err(|e| format!("creating table {table}: {e}"))?;
     let secret = std::env::var(api::CursorKey::SECRET_VAR_NAME).unwrap_or_else(|_| DEV_CURSOR_SECRET.to_owned());
-    Ok(Deps { store: Store::new(client, table), cursors: CursorKey::new(secret) })
+    Ok(Deps::new(Store::new(client, table), CursorKey::new(secret)))
 }

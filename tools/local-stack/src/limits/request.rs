@@ -105,11 +105,13 @@ pub(super) fn set_partitions(update: &Value) -> Vec<Partition> {
     let set = text.split(" REMOVE ").next().unwrap_or_default();
     let mut out = Vec::new();
     for (placeholder, name) in update["ExpressionAttributeNames"].as_object().into_iter().flatten() {
-        let Some(index) = Index::GSIS.iter().find(|i| name.as_str() == Some(i.pk())) else { continue };
         let Some(at) = set.find(&format!("{placeholder} = ")) else { continue };
         let value = set[at + placeholder.len() + 3..].split([',', ' ']).next().unwrap_or_default();
-        if let (Some(index), Some(pk)) = (index.name(), update["ExpressionAttributeValues"][value]["S"].as_str()) {
-            out.push((index, pk.to_owned()));
+        // GSI4 and GSI5 share their keys: a key set moves both.
+        for index in Index::GSIS.iter().filter(|i| name.as_str() == Some(i.pk())) {
+            if let (Some(index), Some(pk)) = (index.name(), update["ExpressionAttributeValues"][value]["S"].as_str()) {
+                out.push((index, pk.to_owned()));
+            }
         }
     }
     out

@@ -1,0 +1,109 @@
+//! Issue 33 item 6: an index's projection cannot change in place, so
+//! "listings near me" moves from GSI4 (what a page chooses by, then a
+//! `BatchGetItem` of the page) to GSI5 (GSI4's keys, holding the cards),
+//! replayed on a local table deploy by deploy as docs/operations.md
+//! ("Moving an index") runs it:
+//! 0. the table as the release before left it (GSI1-4), with listings;
+//! 1. one deploy creates GSI5 (one index change per `UpdateTable`, and
+//!    none while another is under way: `IndexChange` is one); reads stay on
+//!    GSI4 meanwhile, and writes go on;
+//! 2. once GSI5 is ACTIVE, the next deploy moves the reads (`NEAR_INDEX`);
+//! 3. the one after deletes GSI4.
+//!
+//! At every step the walk is exact against brute force, and a listing
+//! written during the step is found.
+
+use api::Deps;
+use domain::geo::Location;
+use integration_tests::hostile::{listing_body, Hostile};
+use integration_tests::{listings, req, walk_pages, Reply, TestTable};
+use keyschema::{Index, NearIndex};
+use store::table::{change_index, index_status, IndexChange};
+
+const SELLER: &str = "mover";
+
+fn centre() -> Location {
+    Location::new(52.52, 13.405).unwrap()
+}
+
+/// Every listing of the walk at `index`, nearest first, and whether any
+/// page read listings from the table.
+async fn walk(t: &TestTable, index: NearIndex) -> (Vec<String>, bool) {
+    let deps = Deps { near_index: index, ..t.deps.clone() };
+    let (mut ids, mut batch) = (Vec::new(), false);
+    let request = || {
+        let c = centre();
+        req("GET /listings/near").query("lat", c.lat).query("lon", c.lon).query("radiusKm", 10.0).query("limit", 15)
+    };
+    walk_pages(
+        t,
+        request,
+        |r| listings(&deps, r),
+        |page: &Reply, sent| {
+            batch |= sent.iter().any(|r| r == "BatchGetItem");
+            ids.extend(page.items().iter().map(|l| l["listingId"].as_str().unwrap().to_owned()));
+        },
+    )
+    .await;
+    (ids, batch)
+}
+
+/// `n` listings spread within 9 km (and, every third, at one spot),
+/// indexed; with those before, nearest first as brute force sorts them.
+async fn add(h: &mut Hostile<'_>, placed: &mut Vec<(String, Location)>, n: usize) -> Vec<String> {
+    let spots: Vec<Location> = (placed.len()..placed.len() + n)
+        .map(|i| if i % 3 == 0 { centre().toward(1.0, 30.0) } else { centre().toward((i % 9) as f64, i as f64 * 47.0) })
+        .collect();
+    let bodies = spots.iter().map(|at| listing_body("Moving box", "moving", None, Some(*at))).collect();
+    let ids = h.listings(SELLER, bodies).await;
+    h.index().await;
+    placed.extend(ids.into_iter().zip(spots));
+    let mut want: Vec<(f64, &String)> = placed.iter().map(|(id, at)| (centre().distance_km(at), id)).collect();
+    want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
+    want.into_iter().map(|(_, id)| id.clone()).collect()
+}
+
+/// Waits until the table's indexes are `want` (names, all ACTIVE).
+async fn settle(t: &TestTable, want: &[&str]) {
+    for _ in 0..300 {
+        let now = index_status(t.deps.store.client(), t.deps.store.table()).await.unwrap();
+        let mut names: Vec<&str> = now.iter().filter(|(_, s)| s == "ACTIVE").map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        if names == want && now.len() == want.len() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("indexes never became {want:?}");
+}
+
+#[tokio::test]
+async fn near_moves_from_gsi4_to_gsi5_one_index_a_deploy() {
+    // 0. The release before: GSI1-4.
+    let t = TestTable::with_gsis(&[Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4]).await;
+    let (client, table) = (t.deps.store.client(), t.deps.store.table());
+    let mut h = Hostile::on(&t);
+    h.users(&[SELLER]).await;
+    h.category("moving", 1).await;
+    let mut placed = Vec::new();
+    let want = add(&mut h, &mut placed, 45).await;
+    assert_eq!(walk(&t, NearIndex::Gsi4).await, (want, true), "before: GSI4 and the table");
+
+    // 1. Deploy 1 creates GSI5; DynamoDB fills it from the items.
+    change_index(client, table, IndexChange::Create(Index::Gsi5)).await.unwrap();
+    let want = add(&mut h, &mut placed, 15).await;
+    assert_eq!(walk(&t, NearIndex::Gsi4).await, (want, true), "while GSI5 fills: reads stay on GSI4");
+    settle(&t, &["GSI1", "GSI2", "GSI3", "GSI4", "GSI5"]).await;
+
+    // 2. Deploy 2 moves the reads: the same walk, from the cards alone.
+    let want = add(&mut h, &mut placed, 15).await;
+    assert_eq!(walk(&t, NearIndex::Gsi5).await, (want.clone(), false), "reads on GSI5");
+    assert_eq!(walk(&t, NearIndex::Gsi4).await.0, want, "GSI4 still answers (a rollback reads it)");
+
+    // 3. Deploy 3 deletes GSI4; writes and reads go on without it.
+    change_index(client, table, IndexChange::Delete(Index::Gsi4)).await.unwrap();
+    settle(&t, &["GSI1", "GSI2", "GSI3", "GSI5"]).await;
+    let want = add(&mut h, &mut placed, 15).await;
+    assert_eq!(placed.len(), 90);
+    assert_eq!(walk(&t, NearIndex::Gsi5).await, (want, false), "after: GSI5 alone");
+}
