@@ -32,6 +32,7 @@ mod round_three;
 mod search;
 mod sharded_browse;
 mod sharded_reads;
+mod stock_shares;
 mod stream;
 mod stream_throughput;
 mod template;

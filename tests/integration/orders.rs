@@ -305,7 +305,7 @@ pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Ord
             category_id: None,
             status,
             total: Money::from_cents(100),
-            lines: vec![OrderLine { item_id: P4.into(), qty: 1 }],
+            lines: vec![OrderLine::new(P4, 1)],
             shard: domain::shard::order_shard(&id, shards),
             buyer_review_id: None,
             seller_review_id: None,

@@ -45,7 +45,7 @@ fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
         category_id: None,
         status,
         total: Money::from_cents(100),
-        lines: vec![OrderLine { item_id: "01JF8Z5Q000000000000000004".into(), qty: 1 }],
+        lines: vec![OrderLine::new("01JF8Z5Q000000000000000004", 1)],
         shard: domain::shard::order_shard(&id, shards),
         buyer_review_id: None,
         seller_review_id: None,

@@ -141,7 +141,7 @@ async fn cancel(store: &Store, order: &Order, now: u64) -> Result<Outcome, Store
         // At 100x, orders of one hot product share its stock item: a
         // conflict costs this order a minute, not the whole sweep.
         Err(e) if e.is_transaction_conflict() => Ok(Outcome::Contended),
-        Err(e) if failed(&e).iter().any(|a| matches!(a, CancelAction::Restock(_) | CancelAction::Relist)) => {
+        Err(e) if failed(&e).iter().any(|a| matches!(a, CancelAction::Restock(..) | CancelAction::Relist)) => {
             telemetry::tracing::warn!(
                 orderId = %order.order_id,
                 failed = ?e.failed_actions().collect::<Vec<_>>(),

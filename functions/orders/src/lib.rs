@@ -5,6 +5,7 @@
 
 mod by_status;
 mod place;
+mod stock;
 
 use api::validate::Text;
 use api::{ApiError, Caller, Deps, Request, Response};
@@ -218,7 +219,7 @@ struct StatusChange {
 /// The products whose restock failed in a cancelled [`write::order::cancel`].
 fn restocks(e: &store::StoreError) -> Vec<ProductId> {
     let restock = |a| match a {
-        CancelAction::Restock(product) => Some(product),
+        CancelAction::Restock(product, _) => Some(product),
         _ => None,
     };
     e.failed_actions().filter_map(CancelAction::parse).filter_map(restock).collect()

@@ -23,6 +23,7 @@ use domain::answers::OrderAnswer;
 use domain::ids::{ListingId, OrderId, ProductId, UserId};
 use domain::model::{Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product};
 use domain::shard::order_shard;
+use domain::stock::{LineStock, Taken};
 use domain::time::{now_ms, rfc3339};
 use keyschema::keys;
 use keyschema::records::IdempotencyRecord;
@@ -33,14 +34,18 @@ use serde::{Deserialize, Serialize};
 use store::item::{entity_type, from_item};
 use store::{Item, StoreError, Transaction};
 
-use crate::App;
+use crate::{stock, App};
 
 /// Most lines in one order (each line is two transaction actions).
 pub const MAX_LINES: usize = 25;
 /// Most units of one line.
 pub const MAX_QTY: u32 = 1000;
-/// Placement attempts (each a read of the key and, if free, a transaction).
-const ATTEMPTS: u32 = 5;
+/// Placement attempts (each a read of the key and, if free, a transaction):
+/// enough for a product's flash sale, where buyers meet on its shares of
+/// stock (tests/integration/hot_items.rs), each retry after a jittered wait.
+const ATTEMPTS: u32 = 12;
+/// The longest wait between attempts, in ms.
+const MOST_WAIT_MS: u64 = 320;
 
 /// Body of `POST /orders`: a listing, or catalog products.
 #[derive(Debug, Deserialize, Serialize)]
@@ -65,6 +70,9 @@ enum Attempt {
     KeyTaken,
     /// Another transaction touched the same items; try again.
     Contended,
+    /// A share of stock no longer held what was read (another order took
+    /// it): try again from a fresh read.
+    StockMoved,
     /// A final answer.
     Failed(ApiError),
 }
@@ -96,14 +104,16 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
     validate(&body)?;
     let request = serde_json::to_vec(&body).map_err(ApiError::internal)?;
     let key = Idempotency::required(&req, &caller.user_id, "orders", &request)?;
+    let mut fresh = false;
     for attempt in 0..ATTEMPTS {
         if let Some(first) = key.seen(&app.deps.store).await? {
             return replay(app, &first).await;
         }
-        let attempt_key = key.with_order(OrderId::generate());
+        let order_id = OrderId::generate();
+        let attempt_key = key.with_order(order_id);
         let placed = match (&body.listing_id, &body.items) {
             (Some(listing), _) => place_listing(app, &caller.user_id, listing, &attempt_key).await,
-            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &attempt_key).await,
+            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &attempt_key, fresh).await,
             (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
         };
         match placed {
@@ -118,10 +128,20 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             }
             Err(Attempt::Failed(e)) => return Err(e),
             Err(Attempt::KeyTaken) => continue,
-            Err(Attempt::Contended) => tokio::time::sleep(Duration::from_millis(10 << attempt)).await,
+            Err(Attempt::Contended) => tokio::time::sleep(wait(attempt, &order_id)).await,
+            Err(Attempt::StockMoved) => fresh = true,
         }
     }
     Err(ApiError::unavailable())
+}
+
+/// The wait before attempt `attempt + 1`: up to 10 ms doubled each attempt
+/// (at most [`MOST_WAIT_MS`]), jittered by the attempt's order id (random),
+/// so that buyers who met on an item do not meet again in step.
+fn wait(attempt: u32, order_id: &OrderId) -> Duration {
+    let most = (10u64 << attempt.min(5)).min(MOST_WAIT_MS);
+    let random = u64::try_from(order_id.ulid().random() & u128::from(u32::MAX)).unwrap_or(0);
+    Duration::from_millis(most / 2 + random % (most / 2 + 1))
 }
 
 fn validate(body: &NewOrder) -> Result<(), ApiError> {
@@ -234,7 +254,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
     if &listing.seller_id == buyer {
         return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
-    let line = OrderLine { item_id: id.to_string(), qty: 1 };
+    let line = OrderLine::new(id.to_string(), 1);
     let order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
@@ -257,13 +277,25 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
     }
 }
 
-/// Catalog: buy products. Each product's stock is decremented only if
-/// enough is left at the price read (`write::product::take_for_order`).
-async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idempotency) -> Result<Order, Attempt> {
+/// Catalog: buy products. Each line's units come from one share of the
+/// product's stock holding them all, chosen at random among those (so that
+/// concurrent orders of a busy product take from different items), or
+/// else from its fullest shares; each share only if enough is left there
+/// at the price read (`write::product::take_from_share`). The products are
+/// read with the buyer, and a product whose stock is shared its other
+/// shares in one `Query` (strongly consistent), all at once; `fresh`: the
+/// products strongly consistent too (a share moved since the last read).
+async fn place_products(
+    app: &App,
+    buyer: &UserId,
+    lines: &[NewLine],
+    key: &Idempotency,
+    fresh: bool,
+) -> Result<Order, Attempt> {
     let mut wanted =
         lines.iter().map(|l| keys::product(&l.product_id).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
     wanted.push(keys::user(buyer)?.into());
-    let read = app.deps.store.batch_get_items(&wanted, false).await?;
+    let read = app.deps.store.batch_get_items(&wanted, fresh).await?;
     require_signed_up(&read)?;
     let products = of_entity::<Product>(read, EntityType::Product)?;
     let mut total = Money::default();
@@ -273,17 +305,32 @@ async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idem
             .iter()
             .find(|p| p.product_id == line.product_id)
             .ok_or_else(|| ApiError::not_found(format!("product `{}` does not exist", line.product_id)))?;
-        if product.stock_level < line.qty {
-            let message =
-                format!("insufficient stock for product `{}`: {} in stock", product.product_id, product.stock_level);
-            return Err(ApiError::conflict(message).into());
-        }
         total = product.price.times(line.qty).and_then(|t| total.plus(t)).ok_or_else(|| {
             ApiError::bad_request(format!("invalid body: the order total would exceed {}", Money::MAX))
         })?;
         found.push(product);
     }
-    let order_lines = lines.iter().map(|l| OrderLine { item_id: l.product_id.to_string(), qty: l.qty }).collect();
+    let shares = stock::shares_of(app, &found).await?;
+    let random = key.record().order_id.map_or(0, |o| o.ulid().random());
+    let mut order_lines = Vec::with_capacity(lines.len());
+    for ((line, product), shares) in lines.iter().zip(&found).zip(&shares) {
+        let chosen = domain::stock::choose(shares, line.qty, random).ok_or_else(|| {
+            let left: u64 = shares.iter().map(|(_, units)| u64::from(*units)).sum();
+            ApiError::conflict(format!("insufficient stock for product `{}`: {left} in stock", product.product_id))
+        })?;
+        let mut order_line = OrderLine::new(product.product_id.to_string(), line.qty);
+        if product.stock_shards > 1 {
+            let taken = chosen.iter().map(|(shard, qty)| Taken { shard: *shard, qty: *qty }).collect();
+            order_line.stock = Some(LineStock { shards: product.stock_shards, taken });
+        }
+        order_lines.push((order_line, chosen));
+    }
+    let takes: Vec<(&Product, u16, u32)> = order_lines
+        .iter()
+        .zip(&found)
+        .flat_map(|((_, chosen), product)| chosen.iter().map(move |(shard, qty)| (*product, *shard, *qty)))
+        .collect();
+    let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
     let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
@@ -299,25 +346,15 @@ async fn place_products(app: &App, buyer: &UserId, lines: &[NewLine], key: &Idem
         })
         .collect();
     let mut tx = placement(app, key, &order, &items)?;
-    for (line, product) in lines.iter().zip(&found) {
-        let take = write::product::take_for_order(&product.product_id, line.qty, product.price, &order.created_at)?;
-        tx.update(format!("{STOCK}{}", product.product_id), &take)?;
+    for (product, shard, qty) in takes {
+        let take = write::product::take_from_share(&product.product_id, shard, qty, product.price, &order.created_at)?;
+        tx.update(format!("{STOCK}{} {shard}", product.product_id), &take)?;
     }
     match send(tx).await {
         Ok(()) => Ok(order),
-        Err(Ok(e)) => {
-            let names: Vec<String> =
-                e.failed_actions().filter_map(|a| a.strip_prefix(STOCK)).map(|p| format!("`{p}`")).collect();
-            if names.is_empty() {
-                Err(ApiError::conflict("the order collided with an existing one; retry").into())
-            } else {
-                Err(ApiError::conflict(format!(
-                    "insufficient stock (or a changed price) for product {}",
-                    names.join(", ")
-                ))
-                .into())
-            }
-        }
+        // A share no longer holds what was read, or the price changed.
+        Err(Ok(e)) if e.failed_actions().any(|a| a.starts_with(STOCK)) => Err(Attempt::StockMoved),
+        Err(Ok(_)) => Err(ApiError::conflict("the order collided with an existing one; retry").into()),
         Err(Err(attempt)) => Err(attempt),
     }
 }

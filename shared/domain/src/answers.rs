@@ -58,16 +58,52 @@ impl ListingAnswer {
     }
 }
 
-/// A product in a list: the product without its description
-/// (`GET /products/{productId}` answers it).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(transparent)]
+/// A product in a list: the product without its description, and without
+/// its `stockLevel` when its stock is shared over several items (the index
+/// copy holds the first share only: `GET /products/{productId}` answers
+/// both, the stock as the total).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProductCard(Product);
 
 impl From<Product> for ProductCard {
     fn from(mut p: Product) -> Self {
         p.description = None;
         ProductCard(p)
+    }
+}
+
+impl Serialize for ProductCard {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The product's fields as `Product` writes them, the stock level
+        /// only where it is the product's whole stock.
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Card<'a> {
+            product_id: &'a crate::ids::ProductId,
+            name: &'a str,
+            brand_id: &'a crate::ids::BrandId,
+            category_id: &'a CategoryId,
+            price: Money,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stock_level: Option<u32>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stock_shards: Option<u16>,
+            created_at: &'a str,
+            updated_at: &'a str,
+        }
+        let p = &self.0;
+        Card {
+            product_id: &p.product_id,
+            name: &p.name,
+            brand_id: &p.brand_id,
+            category_id: &p.category_id,
+            price: p.price,
+            stock_level: (p.stock_shards <= 1).then_some(p.stock_level),
+            stock_shards: (p.stock_shards > 1).then_some(p.stock_shards),
+            created_at: &p.created_at,
+            updated_at: &p.updated_at,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -151,7 +187,8 @@ impl From<Order> for OrderAnswer {
             category_id: o.category_id,
             status: o.status,
             total: o.total,
-            lines: o.lines,
+            // Where a line's units came from is the store's business.
+            lines: o.lines.into_iter().map(|l| OrderLine { stock: None, ..l }).collect(),
             buyer_review_id: o.buyer_review_id,
             seller_review_id: o.seller_review_id,
             created_at: o.created_at,

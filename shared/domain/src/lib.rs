@@ -12,6 +12,7 @@ pub mod geo;
 pub mod ids;
 pub mod model;
 pub mod shard;
+pub mod stock;
 pub mod time;
 pub mod values;
 pub mod words;

@@ -71,8 +71,15 @@ pub struct Product {
     pub category_id: CategoryId,
     /// Unit price.
     pub price: Money,
-    /// Units in stock; never negative.
+    /// Units in stock; never negative. On the item, the first share of
+    /// the stock (all of it with one share); in an answer of the product,
+    /// the total of its shares.
     pub stock_level: u32,
+    /// Items the stock is shared over (1 to [`crate::stock::MAX_SHARDS`]): the
+    /// product item and [`crate::stock::ProductStock`] items `1..stock_shards`, so
+    /// that concurrent orders take from different items. Absent: one.
+    #[serde(default = "one_share", skip_serializing_if = "is_one_share")]
+    pub stock_shards: u16,
     /// Only on products written before descriptions moved out
     /// ([`ProductDetails`]); reconcile moves it there. Never written now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,6 +88,14 @@ pub struct Product {
     pub created_at: String,
     /// RFC 3339 time of the last change.
     pub updated_at: String,
+}
+
+fn one_share() -> u16 {
+    1
+}
+
+fn is_one_share(n: &u16) -> bool {
+    *n == 1
 }
 
 /// A product's long text, beside the product in its partition: never in
@@ -109,8 +124,15 @@ pub struct ListingDetails {
 
 impl Product {
     /// The largest stock level a product may hold.
-    pub const MAX_STOCK: u32 = 1_000_000_000;
+    pub const MAX_STOCK: u32 = crate::stock::MAX_STOCK;
 
+    /// The product as answered with its other shares of stock: its
+    /// `stockLevel` their total.
+    pub fn with_stock(mut self, shares: &[crate::stock::ProductStock]) -> Product {
+        let total = shares.iter().fold(u64::from(self.stock_level), |t, s| t + u64::from(s.stock_level));
+        self.stock_level = u32::try_from(total).unwrap_or(u32::MAX);
+        self
+    }
     /// The product with its details' description, as answered (a product
     /// written before details carries its own).
     pub fn with_details(mut self, details: Option<ProductDetails>) -> Product {
@@ -211,6 +233,17 @@ pub struct OrderLine {
     pub item_id: String,
     /// Units.
     pub qty: u32,
+    /// Where the units came from, if the product's stock is shared (never
+    /// answered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stock: Option<crate::stock::LineStock>,
+}
+
+impl OrderLine {
+    /// A line of `qty` of `item_id`, from a stock of one item.
+    pub fn new(item_id: impl Into<String>, qty: u32) -> OrderLine {
+        OrderLine { item_id: item_id.into(), qty, stock: None }
+    }
 }
 
 /// An order: of one listing (marketplace) or of catalog products (e-commerce).

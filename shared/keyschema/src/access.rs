@@ -125,6 +125,13 @@ pub fn product_with_details(
     with_details(&product::ENTITY, &details::PRODUCT, &[("productId", v(id))])
 }
 
+/// Beyond the seeds: a product's shares of stock beyond the first (the
+/// first is on the product item), by shard.
+/// `pk = PRODUCT#<productId> AND begins_with(sk, #STOCK#)`.
+pub fn product_shares(id: &ProductId) -> Result<EntityQuery<domain::stock::ProductStock>, SchemaError> {
+    typed(query(EntityType::ProductStock, &product::STOCK.key, &[("productId", v(id))]))
+}
+
 // ---- Marketplace (seed 000) ---------------------------------------------
 
 /// Marketplace AP3: a listing with its details (its description).

@@ -211,7 +211,15 @@ pub mod product {
         key: key(Index::Table, "PRODUCT#<productId>", "#METADATA"),
         indexes: &[BY_BRAND, BY_CATEGORY],
         defaults: &[],
-        note: "",
+        note: "stockLevel: the first share of the stock (all of it with one share)",
+    };
+    /// A share of a product's stock beyond the first (`1..stockShards`).
+    pub const STOCK: EntityDecl = EntityDecl {
+        entity: EntityType::ProductStock,
+        key: key(Index::Table, "PRODUCT#<productId>", "#STOCK#<shard>"),
+        indexes: &[],
+        defaults: &[],
+        note: "beside the product (read with it in one Query); an order takes from one share or a few, so concurrent orders hold different items",
     };
 }
 
@@ -379,6 +387,7 @@ pub const ALL: &[&EntityDecl] = &[
     &category::ENTITY,
     &product::ENTITY,
     &details::PRODUCT,
+    &product::STOCK,
     &favorite::ENTITY,
     &favorite_marker::ENTITY,
     &order_message::ENTITY,

@@ -80,3 +80,7 @@ impl Entity for model::ListingDetails {
 impl Entity for model::ProductDetails {
     const DECL: &'static EntityDecl = &entities::details::PRODUCT;
 }
+
+impl Entity for domain::stock::ProductStock {
+    const DECL: &'static EntityDecl = &entities::product::STOCK;
+}

@@ -63,6 +63,8 @@ primary_keys! {
     product(id: &ProductId => "productId") of model::Product;
     /// A product's details (its description).
     product_details(id: &ProductId => "productId") of model::ProductDetails;
+    /// A share of a product's stock beyond the first.
+    product_stock(id: &ProductId => "productId", shard: &u16 => "shard") of domain::stock::ProductStock;
     /// A user's favorite of a listing.
     favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of model::Favorite;
     /// A listing's posting under a search term ([`domain::words::Term::key`]).

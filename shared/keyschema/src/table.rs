@@ -249,6 +249,8 @@ entity_types!(
     Product,
     /// A product's description, beside it (never in an index copy).
     ProductDetails,
+    /// A share of a product's stock beyond the first, beside it.
+    ProductStock,
     /// A listing a user marked as a favorite.
     Favorite,
     /// Records whether a user's favorite of a listing is counted in its

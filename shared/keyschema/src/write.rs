@@ -12,6 +12,7 @@ use domain::model::{ListingStatus, Money, Order, OrderStatus, Party, Product, Us
 use crate::change::{Change, Cond};
 use crate::decl::SchemaError;
 use crate::entities;
+use crate::key::Key;
 use crate::keys;
 use crate::table::EntityType;
 use crate::value::{Attrs, Value};
@@ -60,6 +61,8 @@ pub mod attr {
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
     pub const STOCK_LEVEL: &str = "stockLevel";
+    /// A product's `stockShards` (absent: its stock is one item).
+    pub const STOCK_SHARDS: &str = "stockShards";
     /// A review's category (backfilled on reviews written before categories were rated).
     pub const CATEGORY_ID: &str = "categoryId";
     /// A review's `rating` (1 to 5).
@@ -141,7 +144,8 @@ pub mod order {
     pub const ORDER: &str = "order";
     /// Action name of the relisting in a [`cancel`].
     pub const RELIST: &str = "relist";
-    /// Action-name prefix of the restocks in a [`cancel`] (then the product id).
+    /// Action-name prefix of the restocks in a [`cancel`] (then the product
+    /// id and the share).
     const RESTOCK: &str = "restock ";
 
     /// An action of a [`cancel`], as its name says: what callers match a
@@ -152,8 +156,9 @@ pub mod order {
         Order,
         /// Its listing's relisting ([`RELIST`]).
         Relist,
-        /// The restock of one product (`restock <productId>`).
-        Restock(ProductId),
+        /// The restock of one share of a product's stock (`restock
+        /// <productId> <shard>`).
+        Restock(ProductId, u16),
     }
 
     impl CancelAction {
@@ -162,7 +167,7 @@ pub mod order {
             match self {
                 CancelAction::Order => ORDER.to_owned(),
                 CancelAction::Relist => RELIST.to_owned(),
-                CancelAction::Restock(product) => format!("{RESTOCK}{product}"),
+                CancelAction::Restock(product, shard) => format!("{RESTOCK}{product} {shard}"),
             }
         }
 
@@ -171,7 +176,10 @@ pub mod order {
             match name {
                 ORDER => Some(CancelAction::Order),
                 RELIST => Some(CancelAction::Relist),
-                _ => name.strip_prefix(RESTOCK)?.parse().ok().map(CancelAction::Restock),
+                _ => {
+                    let (product, shard) = name.strip_prefix(RESTOCK)?.split_once(' ')?;
+                    Some(CancelAction::Restock(product.parse().ok()?, shard.parse().ok()?))
+                }
             }
         }
     }
@@ -179,8 +187,9 @@ pub mod order {
     /// The cancellation of `order`, only if it is still as read (the
     /// buyer's, seller's or admin's cancel and the expiry sweeper send the
     /// same): its status, and what undoes it in the same transaction (its
-    /// listing relisted, only if still sold; its units back to stock, within
-    /// the maximum), as named transaction actions.
+    /// listing relisted, only if still sold; its units back to the shares
+    /// of stock they came from, each within its cap), as named transaction
+    /// actions.
     pub fn cancel(order: &Order, now: &str) -> Result<Vec<(String, Change)>, SchemaError> {
         let id = &order.order_id;
         let mut actions = vec![(
@@ -198,8 +207,17 @@ pub mod order {
                 field: "lines.itemId",
                 value: line.item_id.clone(),
             })?;
-            let restock = product::restock(&product, line.qty, now)?;
-            actions.push((CancelAction::Restock(product).name(), restock));
+            // Back where they came from, each share within its cap; a line
+            // of a stock of one item (or placed before shares) to the product.
+            let (shards, taken) = match &line.stock {
+                Some(stock) => (stock.shards, stock.taken.clone()),
+                None => (1, vec![domain::stock::Taken { shard: 0, qty: line.qty }]),
+            };
+            for t in taken {
+                let cap = domain::stock::share_cap(t.shard, shards);
+                let restock = product::restock_share(&product, t.shard, t.qty, cap, now)?;
+                actions.push((CancelAction::Restock(product, t.shard).name(), restock));
+            }
         }
         Ok(actions)
     }
@@ -316,11 +334,31 @@ pub mod email_guard {
 pub mod product {
     use super::*;
 
-    /// Adds `delta` units (negative to take), only if the product exists and
-    /// the result stays within `0..=MAX_STOCK`. `Ok(None)` if `delta` alone
-    /// passes the bound.
+    /// The item holding share `shard` of a product's stock: the product
+    /// item for the first (0), a [`domain::stock::ProductStock`] after.
+    pub fn share(id: &ProductId, shard: u16) -> Result<Key, SchemaError> {
+        Ok(if shard == 0 { keys::product(id)?.into() } else { keys::product_stock(id, &shard)?.into() })
+    }
+
+    /// Adds `delta` units (negative to take), only if the product exists,
+    /// its stock is the one item (no `stockShards`) and the result stays
+    /// within `0..=MAX_STOCK`. `Ok(None)` if `delta` alone passes the bound.
     pub fn change_stock(id: &ProductId, delta: i64, now: &str) -> Result<Option<Change>, SchemaError> {
-        let max = i64::from(Product::MAX_STOCK);
+        let change = change_share(id, 0, delta, Product::MAX_STOCK, now)?;
+        Ok(change.map(|c| c.only_if(Cond::NotExists(attr::STOCK_SHARDS))))
+    }
+
+    /// Adds `delta` units to share `shard` (negative to take), only if it
+    /// exists and the result stays within `0..=cap`. `Ok(None)` if `delta`
+    /// alone passes the bound.
+    pub fn change_share(
+        id: &ProductId,
+        shard: u16,
+        delta: i64,
+        cap: u32,
+        now: &str,
+    ) -> Result<Option<Change>, SchemaError> {
+        let max = i64::from(cap);
         if delta.unsigned_abs() > max.unsigned_abs() {
             return Ok(None);
         }
@@ -331,13 +369,25 @@ pub mod product {
             Cond::Le(attr::STOCK_LEVEL, Value::n(max - delta))
         };
         Ok(Some(
-            Change::of(keys::product(id)?, now).add(attr::STOCK_LEVEL, delta).only_if(Cond::ItemExists).only_if(bound),
+            Change::of(share(id, shard)?, now).add(attr::STOCK_LEVEL, delta).only_if(Cond::ItemExists).only_if(bound),
         ))
     }
 
     /// Takes `qty` units for an order, only if enough are left at the price read.
     pub fn take_for_order(id: &ProductId, qty: u32, price: Money, now: &str) -> Result<Change, SchemaError> {
-        Ok(Change::of(keys::product(id)?, now)
+        take_from_share(id, 0, qty, price, now)
+    }
+
+    /// Takes `qty` units for an order from share `shard`, only if enough are
+    /// left there at the price read (each share carries the price).
+    pub fn take_from_share(
+        id: &ProductId,
+        shard: u16,
+        qty: u32,
+        price: Money,
+        now: &str,
+    ) -> Result<Change, SchemaError> {
+        Ok(Change::of(share(id, shard)?, now)
             .add(attr::STOCK_LEVEL, -i64::from(qty))
             .only_if(Cond::Ge(attr::STOCK_LEVEL, Value::n(qty)))
             .only_if(Cond::Eq(attr::PRICE, Value::n(price))))
@@ -346,8 +396,14 @@ pub mod product {
     /// Gives `qty` units back (a cancelled order), only if the product still
     /// exists and the result stays within `MAX_STOCK`.
     pub fn restock(id: &ProductId, qty: u32, now: &str) -> Result<Change, SchemaError> {
-        let room = Product::MAX_STOCK.saturating_sub(qty);
-        Ok(Change::of(keys::product(id)?, now)
+        restock_share(id, 0, qty, Product::MAX_STOCK, now)
+    }
+
+    /// Gives `qty` units back to share `shard`, only if it still exists and
+    /// the result stays within `cap` (`domain::stock::share_cap`).
+    pub fn restock_share(id: &ProductId, shard: u16, qty: u32, cap: u32, now: &str) -> Result<Change, SchemaError> {
+        let room = cap.saturating_sub(qty);
+        Ok(Change::of(share(id, shard)?, now)
             .add(attr::STOCK_LEVEL, i64::from(qty))
             .only_if(Cond::ItemExists)
             .only_if(Cond::Le(attr::STOCK_LEVEL, Value::n(room))))

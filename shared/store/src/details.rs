@@ -18,15 +18,27 @@ impl Store {
         query: &DetailsQuery<E, D>,
         consistent: bool,
     ) -> Result<Option<(E, Option<D>)>, StoreError> {
+        let found = self.get_with_details_and::<E, D, D>(query, consistent).await?;
+        Ok(found.map(|(item, details, _)| (item, details)))
+    }
+
+    /// [`Store::get_with_details`], and the items of `P` the query also
+    /// selects (a product's other shares of stock), in key order.
+    pub async fn get_with_details_and<E: Entity, D: Entity, P: Entity>(
+        &self,
+        query: &DetailsQuery<E, D>,
+        consistent: bool,
+    ) -> Result<Option<(E, Option<D>, Vec<P>)>, StoreError> {
         let page = self.query_request(query, None, None, consistent).send().await?;
-        let (mut found, mut details) = (None, None);
+        let (mut found, mut details, mut parts) = (None, None, Vec::new());
         for item in page.items.unwrap_or_default() {
             match entity_type(&item).and_then(|t| t.parse::<EntityType>().ok()) {
                 Some(t) if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
                 Some(t) if t == D::DECL.entity => details = Some(from_item::<D>(item)?),
+                Some(t) if t == P::DECL.entity => parts.push(from_item::<P>(item)?),
                 _ => {}
             }
         }
-        Ok(found.map(|f| (f, details)))
+        Ok(found.map(|f| (f, details, parts)))
     }
 }

@@ -95,6 +95,7 @@ mod tests {
             category_id: "cars".parse().unwrap(),
             price: Money::from_cents(3_999_000),
             stock_level: 70,
+            stock_shards: 1,
             description: None,
             created_at: "2026-11-22T00:00:00.000Z".into(),
             updated_at: "2026-11-22T00:00:00.000Z".into(),

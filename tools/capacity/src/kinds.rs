@@ -285,10 +285,38 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?
         }
         Kind::PlaceCatalogOrder => {
-            let take = write::product::take_for_order(&ids.product, 1, Money::from_cents(1999), NOW)?;
+            // One share of the stock (the product item, or a share beside
+            // it), after the other shares' consistent Query if it has any.
+            let (price, shard) = (Money::from_cents(1999), ids.stock_shard);
+            let take = write::product::take_from_share(&ids.product, shard, 1, price, NOW)?;
             let bought = (keys::product(&ids.product)?.into(), ids.product.to_string(), kb.product);
-            let stock = update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?;
-            placement(ids, kb, false, bought, stock)?
+            let stock = if shard == 0 {
+                update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?
+            } else {
+                let share = domain::stock::ProductStock {
+                    product_id: ids.product,
+                    shard,
+                    stock_level: 10,
+                    price,
+                    updated_at: NOW.into(),
+                };
+                update(&entities::product::STOCK, &attrs(&share), &take, kb.small, true)?
+            };
+            let mut out = placement(ids, kb, false, bought, stock)?;
+            if ids.product_shards > 1 {
+                let shares = f64::from(ids.product_shards - 1);
+                let q: keyschema::KeyQuery = access::product_shares(&ids.product)?.into_query();
+                out.push(Action::Read {
+                    index: q.index,
+                    pk: q.pk,
+                    items: shares,
+                    kb: kb.small,
+                    consistent: true,
+                    ttl: None,
+                    times: 1.0,
+                });
+            }
+            out
         }
         Kind::ConfirmOrder | Kind::CancelOrder => {
             let o = order(ids, true, OrderStatus::Pending);

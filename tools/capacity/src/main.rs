@@ -53,6 +53,9 @@ struct Mix {
     hot_share: BTreeMap<String, f64>,
     /// The `listingShards` the hot category is created with (others: 1).
     hot_category_shards: u16,
+    /// The `stockShards` the hot product is created with (others: 1).
+    #[serde(default = "one")]
+    hot_product_stock_shards: u16,
     item_kb: Sizes,
     page_items: f64,
     transaction_seconds: f64,
@@ -75,6 +78,10 @@ struct Mix {
 
 fn no_ceiling() -> f64 {
     f64::INFINITY
+}
+
+fn one() -> u16 {
+    1
 }
 
 #[derive(Clone, Deserialize)]
@@ -155,6 +162,9 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
             .map_err(|e| e.to_string())?,
         listing: ListingId::from_ulid(ulid(1, if hot("listing", 3) { DRAWS } else { j })),
         product: ProductId::from_ulid(ulid(2, if hot("product", 4) { DRAWS } else { j })),
+        product_shards: if hot("product", 4) { mix.hot_product_stock_shards } else { 1 },
+        // Orders spread over the shares at random: draws in turn here.
+        stock_shard: if hot("product", 4) { (j % usize::from(mix.hot_product_stock_shards.max(1))) as u16 } else { 0 },
         buyer: format!("buyer-{j}").parse::<UserId>().map_err(|e| e.to_string())?,
         new_listing: ListingId::from_ulid(ulid(3, j)),
         sold_listing: ListingId::from_ulid(ulid(6, j)),

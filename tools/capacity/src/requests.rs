@@ -26,6 +26,10 @@ pub struct Ids {
     pub seller: UserId,
     pub listing: ListingId,
     pub product: ProductId,
+    /// The product's `stockShards`.
+    pub product_shards: u16,
+    /// The share of its stock this draw's order takes from.
+    pub stock_shard: u16,
     pub buyer: UserId,
     pub new_listing: ListingId,
     /// The listing an order buys: each is sold once, so never a hot one.
@@ -229,6 +233,7 @@ pub(crate) fn product(ids: &Ids) -> domain::model::Product {
         category_id: ids.category.clone(),
         price: Money::from_cents(1999),
         stock_level: 500,
+        stock_shards: 1,
         description: None,
         created_at: NOW.into(),
         updated_at: NOW.into(),
@@ -242,11 +247,7 @@ pub(crate) fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::mo
         seller_id: listing.then(|| ids.seller.clone()),
         listing_id: listing.then_some(ids.sold_listing),
         category_id: listing.then(|| ids.category.clone()),
-        lines: if listing {
-            Vec::new()
-        } else {
-            vec![domain::model::OrderLine { item_id: ids.product.to_string(), qty: 1 }]
-        },
+        lines: if listing { Vec::new() } else { vec![domain::model::OrderLine::new(ids.product.to_string(), 1)] },
         status,
         total: Money::from_cents(2500),
         shard: domain::shard::order_shard(&ids.order, domain::shard::DEFAULT_SHARD_COUNT),

@@ -5,6 +5,7 @@ use crate::records::*;
 use domain::ids::{BrandId, CategoryId, Email, FavoriteId, ListingId, MessageId, OrderId, ProductId, ReviewId, UserId};
 use domain::model::*;
 use domain::shard::order_shard;
+use domain::stock::ProductStock;
 use proptest::prelude::*;
 use ulid::Ulid;
 
@@ -266,11 +267,17 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 category_id: c.clone(),
                 price,
                 stock_level: 3,
+                stock_shards: 4,
                 description: None,
                 created_at: T.into(),
                 updated_at: T.into(),
             };
             same(r, vec![p.to_string(), b.to_string(), c.to_string()])
+        }),
+        (ulid(), 1u16..=64, money()).prop_map(|(p, shard, price)| {
+            let product_id = ProductId::from_ulid(p);
+            let r = ProductStock { product_id, shard, stock_level: 7, price, updated_at: T.into() };
+            same(r, vec![p.to_string(), shard.to_string()])
         }),
         (ulid(), "\\PC{0,40}").prop_map(|(l, d)| {
             let listing_id = ListingId::from_ulid(l);

@@ -1,0 +1,144 @@
+//! A product's stock shared over several items (issue 34 item 2: stock
+//! that scales): created shared evenly, answered as the total, changed
+//! over its shares (added evenly, removed from the fullest, never below
+//! zero), taken by orders one share or a few at a time, given back by a
+//! cancel exactly once; lists leave its stock to the product's page. The
+//! flash sale that needs it is in tests/integration/hot_items.rs.
+
+use integration_tests::{catalog, orders, req, sign_up_all, stock_level, As, Reply, TestTable};
+use keyschema::Entity;
+use serde_json::json;
+
+const SHARDS: u16 = 10;
+
+async fn product(t: &TestTable, stock: u32, shares: u16) -> String {
+    let body = json!({ "name": "Shared", "brandId": "acme", "categoryId": "pottery", "price": 2,
+        "stockLevel": stock, "stockShards": shares });
+    let made = catalog(&t.deps, req("POST /products").by(As::Admin).json(body)).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    assert_eq!(
+        (made.body["stockLevel"].as_u64(), made.body["stockShards"].as_u64()),
+        (Some(stock.into()), Some(shares.into()))
+    );
+    made.body["productId"].as_str().unwrap().to_owned()
+}
+
+/// The units of each share as stored, the product item's first.
+async fn shares(t: &TestTable, id: &str) -> Vec<u64> {
+    let product: domain::ids::ProductId = id.parse().unwrap();
+    let query = keyschema::access::product_with_details(&product).unwrap().into_query();
+    let items = t.deps.store.query_all_consistent(&query).await.unwrap();
+    items
+        .iter()
+        .filter(|i| i.get("sk").and_then(|v| v.as_s().ok()).is_some_and(|sk| sk != "#DETAILS"))
+        .map(|i| i["stockLevel"].as_n().unwrap().parse().unwrap())
+        .collect()
+}
+
+fn change(id: &str, delta: i64) -> integration_tests::Req {
+    req("POST /products/{productId}/stock").path("productId", id).by(As::Admin).json(json!({ "delta": delta }))
+}
+
+async fn buy(t: &TestTable, buyer: &'static str, id: &str, qty: u32) -> Reply {
+    let body = json!({ "items": [{ "productId": id, "qty": qty }] });
+    let r = req("POST /orders").by(As::User(buyer)).header("Idempotency-Key", &format!("{buyer}-{id}-{qty}"));
+    orders(&t.deps, SHARDS, r.json(body)).await
+}
+
+#[tokio::test]
+async fn a_shared_stock_is_answered_whole_and_changed_over_its_shares() {
+    let t = TestTable::with_demo_data().await;
+    let id = product(&t, 23, 4).await;
+    assert_eq!(shares(&t, &id).await, [6, 6, 6, 5], "shared evenly, the first ones a unit more");
+    t.requests();
+    let got = catalog(&t.deps, req("GET /products/{productId}").path("productId", &id)).await;
+    assert_eq!(got.body["stockLevel"], 23);
+    assert_eq!(t.requests(), ["Query"], "the product, its details and its shares in one query");
+
+    // Added evenly; removed from the fullest; never below zero.
+    let up = catalog(&t.deps, change(&id, 9)).await;
+    assert_eq!((up.status, up.body["stockLevel"].as_u64()), (200, Some(32)));
+    assert_eq!(shares(&t, &id).await, [9, 8, 8, 7]);
+    let down = catalog(&t.deps, change(&id, -20)).await;
+    assert_eq!((down.status, down.body["stockLevel"].as_u64()), (200, Some(12)));
+    assert_eq!(shares(&t, &id).await.iter().sum::<u64>(), 12);
+    let below = catalog(&t.deps, change(&id, -13)).await;
+    assert_eq!((below.status, below.error_code()), (409, "conflict"));
+    assert!(below.body["error"]["message"].as_str().unwrap().contains("12 in stock"), "{:?}", below.body);
+    assert_eq!(stock_level(&t, &id).await, 12);
+
+    // A retry of a change with its key is not applied twice.
+    let keyed = || change(&id, 4).header("Idempotency-Key", "restock-1");
+    assert_eq!(catalog(&t.deps, keyed()).await.body["stockLevel"], 16);
+    let again = catalog(&t.deps, keyed()).await;
+    assert_eq!((again.status, again.body["stockLevel"].as_u64()), (200, Some(16)));
+
+    // A list leaves the stock to the product's page (its copy holds a share).
+    let list = catalog(&t.deps, req("GET /categories/{categoryId}/products").path("categoryId", "pottery")).await;
+    let card = list.items().iter().find(|p| p["productId"] == id.as_str()).expect("listed").clone();
+    assert_eq!((card.get("stockLevel"), card["stockShards"].as_u64()), (None, Some(4)), "{card:?}");
+    let single = list.items().iter().find(|p| p.get("stockShards").is_none()).expect("a product of one share");
+    assert!(single["stockLevel"].is_u64(), "{single:?}");
+}
+
+#[tokio::test]
+async fn orders_take_from_the_shares_and_a_cancel_gives_back_once() {
+    let t = TestTable::with_demo_data().await;
+    sign_up_all(&t.deps, &["sharer"]).await;
+    let id = product(&t, 10, 5).await;
+    assert_eq!(shares(&t, &id).await, [2, 2, 2, 2, 2]);
+    // Three units: no share holds them; the fullest two (2 + 1).
+    let three = buy(&t, "sharer", &id, 3).await;
+    assert_eq!(three.status, 201, "{:?}", three.body);
+    assert_eq!(stock_level(&t, &id).await, 7);
+    // One unit from one share.
+    let one = buy(&t, "sharer", &id, 1).await;
+    assert_eq!(one.status, 201);
+    assert_eq!(stock_level(&t, &id).await, 6);
+    let more = buy(&t, "sharer", &id, 7).await;
+    assert_eq!((more.status, more.error_code()), (409, "conflict"));
+    assert!(more.body["error"]["message"].as_str().unwrap().contains("6 in stock"), "{:?}", more.body);
+    // Cancelled: its units back to the shares they came from, once.
+    let order = three.body["orderId"].as_str().unwrap().to_owned();
+    let cancel = || {
+        req("PATCH /orders/{orderId}")
+            .path("orderId", &order)
+            .by(As::User("sharer"))
+            .json(json!({ "status": "cancelled" }))
+    };
+    assert_eq!(orders(&t.deps, SHARDS, cancel()).await.status, 200);
+    assert_eq!(stock_level(&t, &id).await, 9);
+    assert!(shares(&t, &id).await.iter().all(|s| *s <= 2), "back where they came from");
+    orders(&t.deps, SHARDS, cancel()).await;
+    assert_eq!(stock_level(&t, &id).await, 9, "a cancel again gives nothing back");
+    // Every unit can be sold, and not one more.
+    let rest = buy(&t, "sharer", &id, 9).await;
+    assert_eq!(rest.status, 201, "{:?}", rest.body);
+    assert_eq!(shares(&t, &id).await, [0, 0, 0, 0, 0]);
+    let none = buy(&t, "sharer", &id, 2).await;
+    assert!(none.body["error"]["message"].as_str().unwrap().contains("0 in stock"), "{:?}", none.body);
+}
+
+#[tokio::test]
+async fn stock_shards_are_validated() {
+    let t = TestTable::with_demo_data().await;
+    for (shards, stock) in
+        [(json!(0), json!(1)), (json!(65), json!(1)), (json!("4"), json!(1)), (json!(7), json!(1_000_000_001))]
+    {
+        let body = json!({ "name": "n", "brandId": "acme", "categoryId": "pottery", "price": 1,
+            "stockLevel": stock, "stockShards": shards });
+        let r = catalog(&t.deps, req("POST /products").by(As::Admin).json(body)).await;
+        assert_eq!((r.status, r.error_code()), (400, "bad_request"), "{shards} {stock}: {:?}", r.body);
+    }
+    // Any stock up to the maximum fits its shares (each share's cap is its
+    // part of the maximum); adding to it then passes a cap: 409.
+    let body = json!({ "name": "n", "brandId": "acme", "categoryId": "pottery", "price": 1,
+        "stockLevel": 999_999_999, "stockShards": 63 });
+    let r = catalog(&t.deps, req("POST /products").by(As::Admin).json(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let id = r.body["productId"].as_str().unwrap().to_owned();
+    let more = catalog(&t.deps, change(&id, 2)).await;
+    assert_eq!((more.status, more.error_code()), (409, "conflict"), "{:?}", more.body);
+    assert_eq!(stock_level(&t, &id).await, 999_999_999);
+    assert_eq!(<domain::stock::ProductStock as Entity>::DECL.key.sk, "#STOCK#<shard>");
+}
