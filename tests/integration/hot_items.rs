@@ -99,3 +99,51 @@ async fn a_flash_sale_sells_every_unit_and_tells_no_one_busy() {
     assert_eq!(by.get("409 conflict"), Some(&50), "the rest told sold out: {by:?}");
     assert_eq!(left.body["stockLevel"], 0);
 }
+
+/// 120 fans favorite one listing at once while the stream processor runs
+/// (its transactions on the listing's count holding it 250 ms): every fan
+/// answered 2xx, the count 120 once the stream settles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hundred_and_twenty_fans_of_one_listing_all_count() {
+    let (t, limits) = behind_a_hold().await;
+    let names = buyers(&t, &limits, "fan", 120).await;
+    let listing = local_stack::demo::LISTING_IDS[1];
+    let mut poller = local_stack::stream::StreamPoller::new(t.deps.store.clone(), integration_tests::endpoint())
+        .await
+        .expect("a poller");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let polling = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut failed = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                failed += poller.poll_once().await.map(|r| r.failed).unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            // Whatever is left.
+            for _ in 0..20 {
+                failed += poller.poll_once().await.map(|r| r.failed).unwrap_or(0);
+            }
+            failed
+        })
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    for fan in names {
+        let deps = t.deps.clone();
+        let r = req("PUT /users/me/favorites/{listingId}").path("listingId", listing).by(As::User(fan));
+        tasks.spawn(async move { integration_tests::users(&deps, r).await });
+    }
+    let replies = tasks.join_all().await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let failed = polling.await.expect("the poller");
+    limits.pause(true);
+    let by = answered(&replies);
+    let got = integration_tests::listings(&t.deps, req("GET /listings/{listingId}").path("listingId", listing)).await;
+    println!(
+        "HOT | 120 fans of one listing, {HOLD:?} hold | {by:?} | favoriteCount {} | batches failed {failed} | conflicts {}",
+        got.body["favoriteCount"],
+        limits.stats().conflicts.values().sum::<u64>()
+    );
+    assert_eq!(by.get("201"), Some(&120), "every fan answered 2xx: {by:?}");
+    assert_eq!(got.body["favoriteCount"], 120);
+}
