@@ -12,10 +12,11 @@ bounded in time and in requests; standard library only.
 
 --hot: the capacity model's mix instead (tools/capacity/mix.json, its rates
 and its skew: the top category, the mega-seller, the viral listing, the hot
-product, the top brand), paced to --rate requests/s; run it against `./dev
-up --limits F`, which simulates DynamoDB's partition limits x F and its
-transaction conflicts (at F = 0.001, 10 requests/s stand for 10,000: 100x the
-mix). Beside the invariants above: the viral listing's favoriteCount once the
+product with its stock shared as the mix says, the top brand), paced to
+--rate requests/s; run it against `./dev up --limits F [--hold MS]`, which
+simulates DynamoDB's partition limits x F and its transaction conflicts (at
+F = 0.001, 10 requests/s stand for 10,000: 100x the mix), each transaction
+holding its items MS more. Beside the invariants above: the viral listing's favoriteCount once the
 stream drains, every 409 and 503 a conflict or throttling caused, and the
 simulation's own counts (GET /_limits). Kinds it does not drive (a price
 change, a review) are counted.
@@ -120,7 +121,9 @@ def main():
     hot_product = None
     if args.hot:
         status, p = api.call("POST", "/products", admin, {
-            "name": "Hot product", "brandId": "acme", "categoryId": "pottery", "price": 9, "stockLevel": 100000})
+            "name": "Hot product", "brandId": "acme", "categoryId": "pottery", "price": 9, "stockLevel": 100000,
+            # As the capacity model's mix creates it (hotProductStockShards).
+            "stockShards": json.load(open(MIX)).get("hotProductStockShards", 1)})
         assert status == 201, (status, p)
         hot_product = p["productId"]
         products[hot_product] = 100000

@@ -234,8 +234,31 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let StatusChange { status: next } = req.json()?;
+    // Another transaction on one of its items (a cancel meets the orders of
+    // its products on their stock), or the order moved: read again.
+    for attempt in 0..STATUS_ATTEMPTS {
+        match move_order(app, &caller, &id, next).await? {
+            Some(answer) => return Ok(answer),
+            None => tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(5))).await,
+        }
+    }
+    Err(ApiError::unavailable())
+}
+
+/// Tries of a status change that met another transaction.
+const STATUS_ATTEMPTS: u32 = 8;
+
+/// One try of [`change_status`]: `None` if it met another transaction on
+/// one of its items (try again).
+async fn move_order(
+    app: &App,
+    caller: &api::Caller,
+    id: &OrderId,
+    next: OrderStatus,
+) -> Result<Option<Response>, ApiError> {
+    let id = *id;
     let mut order = load_order(app, &id).await?;
-    require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
+    require_party(caller, &order.buyer_id, order.seller_id.as_ref())?;
     let is_seller = order.seller_id.as_ref().is_some_and(|s| caller.is(s));
     let allowed = caller.admin || is_seller || (next == OrderStatus::Cancelled && caller.is(&order.buyer_id));
     if !allowed {
@@ -243,7 +266,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     }
     if order.status == next {
         // Already there (a retry after an answer was lost): nothing to do.
-        return Response::ok(&OrderAnswer::from(order));
+        return Response::ok(&OrderAnswer::from(order)).map(Some);
     }
     if !order.status.can_become(next) {
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
@@ -261,11 +284,11 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
         Ok(()) => {
             order.status = next;
             order.updated_at = now;
-            Response::ok(&OrderAnswer::from(order))
+            Response::ok(&OrderAnswer::from(order)).map(Some)
         }
-        Err(e) if e.failed(write::order::ORDER) => {
-            Err(ApiError::conflict(format!("order `{id}` changed concurrently; read it again")))
-        }
+        // Moved since it was read: read again (then a no-op, or a 409
+        // naming the status it is in).
+        Err(e) if e.failed(write::order::ORDER) => Ok(None),
         Err(e) if !restocks(&e).is_empty() => {
             let products: Vec<String> = restocks(&e).iter().map(ToString::to_string).collect();
             Err(ApiError::conflict(format!(
@@ -274,6 +297,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
                 Product::MAX_STOCK
             )))
         }
+        Err(e) if e.is_transaction_conflict() => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
