@@ -142,3 +142,23 @@ async fn stock_shards_are_validated() {
     assert_eq!(stock_level(&t, &id).await, 999_999_999);
     assert_eq!(<domain::stock::ProductStock as Entity>::DECL.key.sk, "#STOCK#<shard>");
 }
+
+/// A transaction writes at most 100 items: an order whose lines would take
+/// from more shares than that is refused (409, nothing written), found by
+/// a review (it was a 500).
+#[tokio::test]
+async fn an_order_taking_from_too_many_shares_is_refused() {
+    let t = TestTable::with_demo_data().await;
+    sign_up_all(&t.deps, &["thin"]).await;
+    let (a, b) = (product(&t, 64, 64).await, product(&t, 64, 64).await);
+    let body = json!({ "items": [{ "productId": a, "qty": 64 }, { "productId": b, "qty": 64 }] });
+    let r = req("POST /orders").by(As::User("thin")).header("Idempotency-Key", "thin-1");
+    let refused = orders(&t.deps, SHARDS, r.json(body)).await;
+    assert_eq!((refused.status, refused.error_code()), (409, "conflict"), "{:?}", refused.body);
+    assert!(refused.body["error"]["message"].as_str().unwrap().contains("128 shares"), "{:?}", refused.body);
+    assert_eq!((stock_level(&t, &a).await, stock_level(&t, &b).await), (64, 64));
+    // One line of them fits: 2 + 1 + 64 actions.
+    let one = buy(&t, "thin", &a, 64).await;
+    assert_eq!(one.status, 201, "{:?}", one.body);
+    assert_eq!(stock_level(&t, &a).await, 0);
+}

@@ -182,11 +182,15 @@ pub(crate) async fn change_stock(app: &Deps, req: Request) -> Result<Response, A
                 }))
             }
         },
+        // Met an order on the product item: over the shares, read first
+        // and tried again.
+        Err(e) if e.is_transaction_conflict() => change_shares(app, &id, delta, idempotency.as_ref()).await,
         Err(e) => Err(e.into()),
     }
 }
 
-/// [`change_stock`] of a product whose stock is shared: the product and its
+/// [`change_stock`] of a product whose stock is shared (or that met an
+/// order on its one item): the product and its
 /// shares read (strongly consistent), then `ADD stockLevel` on each share a
 /// part of `delta` goes to, each only if the share stays within `0..=` its
 /// part of `MAX_STOCK` (`write::product::change_share`): units added are

@@ -36,8 +36,11 @@ use store::{Item, StoreError, Transaction};
 
 use crate::{stock, App};
 
-/// Most lines in one order (each line is two transaction actions).
+/// Most lines in one order (each line is an order item and at least one
+/// share of stock taken: two transaction actions or more).
 pub const MAX_LINES: usize = 25;
+/// Most actions of one DynamoDB transaction.
+const MAX_ACTIONS: usize = 100;
 /// Most units of one line.
 pub const MAX_QTY: u32 = 1000;
 /// Placement attempts (each a read of the key and, if free, a transaction):
@@ -314,10 +317,16 @@ async fn place_products(
     let random = key.record().order_id.map_or(0, |o| o.ulid().random());
     let mut order_lines = Vec::with_capacity(lines.len());
     for ((line, product), shares) in lines.iter().zip(&found).zip(&shares) {
-        let chosen = domain::stock::choose(shares, line.qty, random).ok_or_else(|| {
+        let Some(chosen) = domain::stock::choose(shares, line.qty, random) else {
+            // The product item was read eventually consistent: read again
+            // before answering that there is not enough.
+            if !fresh {
+                return Err(Attempt::StockMoved);
+            }
             let left: u64 = shares.iter().map(|(_, units)| u64::from(*units)).sum();
-            ApiError::conflict(format!("insufficient stock for product `{}`: {left} in stock", product.product_id))
-        })?;
+            let message = format!("insufficient stock for product `{}`: {left} in stock", product.product_id);
+            return Err(ApiError::conflict(message).into());
+        };
         let mut order_line = OrderLine::new(product.product_id.to_string(), line.qty);
         if product.stock_shards > 1 {
             let taken = chosen.iter().map(|(shard, qty)| Taken { shard: *shard, qty: *qty }).collect();
@@ -330,6 +339,16 @@ async fn place_products(
         .zip(&found)
         .flat_map(|((_, chosen), product)| chosen.iter().map(move |(shard, qty)| (*product, *shard, *qty)))
         .collect();
+    // The record, the order, its items and each share taken, in one
+    // transaction (lines spread thin over many shares could pass its limit).
+    if 2 + lines.len() + takes.len() > MAX_ACTIONS {
+        return Err(ApiError::conflict(format!(
+            "the order would take its units from {} shares of stock, more than one transaction writes; \
+             order fewer units or fewer lines",
+            takes.len()
+        ))
+        .into());
+    }
     let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
     let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines

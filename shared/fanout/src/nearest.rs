@@ -40,6 +40,10 @@ pub mod memory;
 
 /// Items one cell query asks for before the cell is split.
 pub const CELL_LIMIT: usize = 32;
+/// Items a query of the rest of a crowded place asks for when none of what
+/// it held came out before the rest (the point is not on it): all of it
+/// (DynamoDB stops a page at 1 MB).
+const GREEDY_LIMIT: usize = 4_000;
 /// Cells queried in one round: at most this many ...
 const CELLS_AT_ONCE: usize = 64;
 /// ... the first round one (and every cell as near: all of them must be
@@ -203,7 +207,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 }
                 continue;
             }
-            Entry::Cell { near, prefix, after, before, .. } => {
+            Entry::Cell { near, prefix, after, before, greedy, .. } => {
                 // With it, the next cells in order up to where the items
                 // already found could fill the page (fewer rounds; a cell
                 // beyond the page's end costs a query, never a wrong answer):
@@ -214,9 +218,13 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 // A full-length cell is one place (5 m): what it holds is
                 // read as far as the page could take it, and no cell is
                 // added to the round for the page's sake but those as near.
-                let most = |prefix: &str| if prefix.len() == HASH_LEN { wanted.max(CELL_LIMIT) } else { CELL_LIMIT };
-                let fills = |ask: &CellAsk| ask.prefix.len() == HASH_LEN;
-                let mut asks = vec![CellAsk { limit: most(&prefix), prefix, after, before }];
+                let most = |prefix: &str, greedy: bool| match (prefix.len() == HASH_LEN, greedy) {
+                    (true, true) => GREEDY_LIMIT,
+                    (true, false) => wanted.max(CELL_LIMIT),
+                    _ => CELL_LIMIT,
+                };
+                let fills = |ask: &CellAsk| ask.prefix.len() == HASH_LEN && ask.after.is_some();
+                let mut asks = vec![CellAsk { limit: most(&prefix, greedy), prefix, after, before }];
                 let mut passed = Vec::new();
                 let as_near = |e: Option<&Entry<T>>| matches!(e, Some(Entry::Cell { near: n, .. }) if *n <= near);
                 while asks.len() < CELLS_AT_ONCE
@@ -224,8 +232,8 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                     && ((asks.len() < at_once && !asks.iter().any(fills)) || as_near(heap.peek()))
                 {
                     match heap.pop() {
-                        Some(Entry::Cell { prefix, after, before, .. }) => {
-                            asks.push(CellAsk { limit: most(&prefix), prefix, after, before })
+                        Some(Entry::Cell { prefix, after, before, greedy, .. }) => {
+                            asks.push(CellAsk { limit: most(&prefix, greedy), prefix, after, before })
                         }
                         Some(item) => passed.push(item),
                         None => break,
@@ -242,7 +250,9 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             cost.read += answer.items.len();
             let ends = answer.items.first().zip(answer.items.last()).map(|(f, l)| (f.sort_key(), l.sort_key(), l.id()));
             if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
-                frontier.rest(&ask.prefix, ask.before.as_deref(), first, last, *last_id);
+                let nearest = answer.items.iter().filter_map(Placed::location).map(|p| at.distance_km(&p));
+                let read = (first.as_str(), last.as_str(), *last_id);
+                frontier.rest(&ask.prefix, ask.before.as_deref(), read, nearest.fold(f64::INFINITY, f64::min));
             }
             for item in answer.items {
                 let (key, id) = (item.sort_key(), item.id());

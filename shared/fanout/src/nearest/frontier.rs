@@ -23,7 +23,10 @@ pub(super) enum Entry<T> {
     /// and below cell `before` (`None`: no bound), none nearer than `near`. `from`: the cell is
     /// full-length and `after` is an item's key, so each of those items has
     /// an id above `from` (within a full-length cell keys order as ids do).
-    Cell { near: f64, prefix: String, after: Option<String>, before: Option<String>, from: Option<Ulid> },
+    /// `greedy`: a full-length cell whose items were farther than `near`
+    /// (no item comes out before the rest of it is read): read all of it at
+    /// once.
+    Cell { near: f64, prefix: String, after: Option<String>, before: Option<String>, from: Option<Ulid>, greedy: bool },
     /// An item read, within the radius and beyond the cursor.
     Item { km: f64, id: Ulid, key: String, item: T },
 }
@@ -69,12 +72,14 @@ pub(super) struct Frontier<'a, T> {
     at: Location,
     radius_km: f64,
     after: Option<&'a After>,
+    /// While [`Frontier::rest`] pushes: the nearest item the answer read.
+    seen_km: Option<f64>,
 }
 
 impl<'a, T: Placed> Frontier<'a, T> {
     /// The cells covering the circle.
     pub fn new(at: Location, radius_km: f64, after: Option<&'a After>, cells: Vec<String>) -> Self {
-        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after };
+        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None };
         for prefix in f.refined(cells) {
             f.push_cell(prefix, None, None);
         }
@@ -108,10 +113,17 @@ impl<'a, T: Placed> Frontier<'a, T> {
                 // again: it after its key, the rest of this cell on either
                 // side of it.
                 let Some(held) = w.key.get(..HASH_LEN).map(str::to_owned) else { return };
-                let below =
-                    Entry::Cell { near, prefix: prefix.clone(), after: None, before: Some(held.clone()), from: None };
-                self.heap.push(below);
-                self.heap.push(Entry::Cell { near, prefix, after: Some(format!("{held}~")), before: None, from: None });
+                let (above, greedy) = (Some(format!("{held}~")), false);
+                let below = Some(held.clone());
+                self.heap.push(Entry::Cell {
+                    near,
+                    prefix: prefix.clone(),
+                    after: None,
+                    before: below,
+                    from: None,
+                    greedy,
+                });
+                self.heap.push(Entry::Cell { near, prefix, after: above, before: None, from: None, greedy });
                 return self.push_cell(held, Some((w.key, Some(w.id))), None);
             }
             Some(w) if prefix.len() == HASH_LEN && after.as_ref().is_none_or(|(key, _)| *key < w.key) => {
@@ -123,7 +135,8 @@ impl<'a, T: Placed> Frontier<'a, T> {
             Some((key, id)) => (Some(key), id.filter(|_| prefix.len() == HASH_LEN)),
             None => (None, None),
         };
-        self.heap.push(Entry::Cell { near, prefix, after, before, from });
+        let greedy = from.is_some() && self.seen_km.is_some_and(|km| km > near);
+        self.heap.push(Entry::Cell { near, prefix, after, before, from, greedy });
     }
 
     /// Puts an item in if it is within the radius and beyond the cursor;
@@ -140,13 +153,19 @@ impl<'a, T: Placed> Frontier<'a, T> {
     }
 
     /// What is left of cell `prefix` (read after its `after`) once a query
-    /// has read `first..=last` of it (sort keys and the last item's id) and
-    /// had more to give, nothing read read again: the smallest cell holding
+    /// has read `first..=last` of it (`read`: sort keys and the last item's
+    /// id; the nearest of them `nearest_km` away) and had more to give, nothing read read again: the smallest cell holding
     /// all it read (a crowded place: a few characters longer than `prefix`)
     /// is split, its sub-cell holding the last item going on after it (at
     /// full length, that cell itself), the sub-cells after it from their
     /// start, as are the cells after each cell on the way down to it.
-    pub fn rest(&mut self, prefix: &str, before: Option<&str>, first: &str, last: &str, last_id: Ulid) {
+    pub fn rest(&mut self, prefix: &str, before: Option<&str>, read: (&str, &str, Ulid), nearest_km: f64) {
+        self.seen_km = Some(nearest_km);
+        self.rest_of(prefix, before, read.0, read.1, read.2);
+        self.seen_km = None;
+    }
+
+    fn rest_of(&mut self, prefix: &str, before: Option<&str>, first: &str, last: &str, last_id: Ulid) {
         let (Some(first_hash), Some(last_hash)) = (first.get(..HASH_LEN), last.get(..HASH_LEN)) else {
             // Not a key of the index's shape: the cell after its last item.
             return self.push_cell(prefix.to_owned(), Some((last.to_owned(), None)), before);

@@ -329,3 +329,54 @@ fn crowded_places_walk_exactly() {
     }
     assert_eq!(brute(&points, centre, 0.0).len(), 90, "a crowd at the centre");
 }
+
+/// A crowd beside the point, not on it (1 m, 50 m away; or spread inside
+/// its 5 m cell, the point at the cell's centre): no item of it can come
+/// out before its cell is read whole, so the rest of the cell is read in
+/// one query, and every page is full (found by a review: each page
+/// answered one listing and read the crowd again, 32 items a round).
+#[test]
+fn a_crowd_beside_the_point_answers_full_pages() {
+    let spot = Location::new(40.7128, -74.006).unwrap();
+    let cell = Cell::of(&spot.geohash(HASH_LEN)).unwrap();
+    let mut rng = rng(19);
+    let city: Vec<Location> =
+        (0..3_000).map(|_| spot.toward(3.0 * rng.random_range(0.0f64..1.0), rng.random_range(0.0..360.0))).collect();
+    let spread: Vec<Location> = (0..1_000)
+        .map(|_| {
+            let (lat, lon) = (rng.random_range(cell.lat.0..cell.lat.1), rng.random_range(cell.lon.0..cell.lon.1));
+            Location::new(lat, lon).unwrap()
+        })
+        .collect();
+    let centre = Location::new((cell.lat.0 + cell.lat.1) / 2.0, (cell.lon.0 + cell.lon.1) / 2.0).unwrap();
+    let at_one_spot: Vec<Location> = std::iter::repeat_n(spot, 1_000).chain(city.iter().copied()).collect();
+    let spread_out: Vec<Location> = spread.into_iter().chain(city.iter().copied()).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    for (name, points, at) in [
+        ("1 m away", &at_one_spot, spot.toward(0.001, 90.0)),
+        ("50 m away", &at_one_spot, spot.toward(0.05, 45.0)),
+        ("spread in its cell", &spread_out, centre),
+    ] {
+        let m = memory(points);
+        let want = brute(points, at, 1.0);
+        let (mut got, mut after, mut worst) = (Vec::new(), None, Cost::default());
+        for pages in 1..=60 {
+            let (items, next, cost) = runtime.block_on(page(at, 1.0, 20, after, &m)).unwrap();
+            assert!(items.len() == 20 || next.is_none(), "{name}: page {pages} answered {}: {cost:?}", items.len());
+            worst = Cost {
+                queries: worst.queries.max(cost.queries),
+                rounds: worst.rounds.max(cost.rounds),
+                read: worst.read.max(cost.read),
+                ..Cost::default()
+            };
+            got.extend(items.iter().map(|f| (f.item.id, f.km)));
+            match next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(got, want[..got.len()].to_vec(), "{name}: exact");
+        println!("crowd {name}: worst page {worst:?}");
+        assert!(worst.rounds <= 10 && worst.queries <= 40 && worst.read <= 1_600, "{name}: {worst:?}");
+    }
+}
