@@ -162,3 +162,48 @@ async fn an_order_taking_from_too_many_shares_is_refused() {
     assert_eq!(one.status, 201, "{:?}", one.body);
     assert_eq!(stock_level(&t, &a).await, 0);
 }
+
+/// An admin raises a product's shares as its order rate grows: the new
+/// shares start empty and fill by restocks; the count never shrinks, and
+/// the stock must fit the new shares' caps.
+#[tokio::test]
+async fn shares_are_raised_while_live() {
+    let t = TestTable::with_demo_data().await;
+    sign_up_all(&t.deps, &["raiser"]).await;
+    let made = catalog(
+        &t.deps,
+        req("POST /products").by(As::Admin).json(json!({ "name": "Rising", "brandId": "acme",
+            "categoryId": "pottery", "price": 3, "stockLevel": 10 })),
+    )
+    .await;
+    let id = made.body["productId"].as_str().unwrap().to_owned();
+    let raise = |n: u64| req("PATCH /products/{productId}").path("productId", &id).json(json!({ "stockShards": n }));
+    let raised = catalog(&t.deps, raise(4).by(As::Admin)).await;
+    assert_eq!(
+        (raised.status, raised.body["stockShards"].as_u64(), raised.body["stockLevel"].as_u64()),
+        (200, Some(4), Some(10))
+    );
+    assert_eq!(shares(&t, &id).await, [10, 0, 0, 0]);
+    assert_eq!(catalog(&t.deps, change(&id, 8)).await.status, 200);
+    assert_eq!(shares(&t, &id).await, [12, 2, 2, 2], "restocks fill every share");
+    assert_eq!(buy(&t, "raiser", &id, 3).await.status, 201);
+    assert_eq!(stock_level(&t, &id).await, 15);
+    let same = catalog(&t.deps, raise(4).by(As::Admin)).await;
+    assert_eq!((same.status, same.body["stockLevel"].as_u64()), (200, Some(15)), "the same count: nothing changes");
+    let lower = catalog(&t.deps, raise(2).by(As::Admin)).await;
+    assert_eq!((lower.status, lower.error_code()), (409, "conflict"), "it only grows");
+    assert_eq!(catalog(&t.deps, raise(8).by(As::User("raiser"))).await.status, 403);
+    assert_eq!(catalog(&t.deps, raise(65).by(As::Admin)).await.status, 400);
+    // A stock above the new shares' caps stays as it is.
+    let full = catalog(
+        &t.deps,
+        req("POST /products").by(As::Admin).json(json!({ "name": "Full", "brandId": "acme",
+            "categoryId": "pottery", "price": 3, "stockLevel": 999_999_999 })),
+    )
+    .await;
+    let full_id = full.body["productId"].as_str().unwrap().to_owned();
+    let over = req("PATCH /products/{productId}").path("productId", &full_id).json(json!({ "stockShards": 2 }));
+    let refused = catalog(&t.deps, over.by(As::Admin)).await;
+    assert_eq!((refused.status, refused.error_code()), (409, "conflict"), "{:?}", refused.body);
+    assert_eq!(shares(&t, &full_id).await, [999_999_999]);
+}

@@ -26,6 +26,7 @@ api::routes! {
     "PATCH /categories/{categoryId}" => categories::raise_listing_shards,
     "POST /products" => products::create_product,
     "GET /products/{productId}" => products::get_product,
+    "PATCH /products/{productId}" => products::raise_stock_shards,
     "POST /products/{productId}/stock" => products::change_stock,
     "GET /brands/{brandId}/products" => products::brand_products,
     "GET /categories/{categoryId}/products" => products::category_products,

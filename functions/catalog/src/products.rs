@@ -282,6 +282,68 @@ fn share_changes(
         .collect()
 }
 
+/// Body of `PATCH /products/{productId}`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SharesChange {
+    stock_shards: u16,
+}
+
+/// Raises a product's `stockShards` (admin; it never shrinks: a share's
+/// units stay where they are), as its order rate grows. The new shares start
+/// empty and fill by restocks (added evenly over every share); orders take
+/// from any share holding units. The stock must fit the new shares' caps
+/// (each share's part of `MAX_STOCK`). One transaction: the product's count,
+/// only if still the one read, and the new shares, each put if absent.
+pub(crate) async fn raise_stock_shards(app: &Deps, req: Request) -> Result<Response, ApiError> {
+    req.admin()?;
+    let id: ProductId = req.path("productId")?;
+    let SharesChange { stock_shards: wanted } = req.json()?;
+    let max_shards = domain::stock::MAX_SHARDS;
+    if !(1..=max_shards).contains(&wanted) {
+        return Err(ApiError::bad_request(format!("invalid body: `stockShards`: must be 1 to {max_shards}")));
+    }
+    let (product, shares) = product_with_details(app, &id, true).await?;
+    let had = product.stock_shards;
+    if wanted < had {
+        return Err(ApiError::conflict(format!(
+            "`stockShards`: {wanted} is below the product's {had} (it only grows)"
+        )));
+    }
+    if wanted == had {
+        return Response::ok(&product);
+    }
+    if let Some((shard, units)) = shares.iter().find(|(k, units)| *units > domain::stock::share_cap(*k, wanted)) {
+        let cap = domain::stock::share_cap(*shard, wanted);
+        return Err(ApiError::conflict(format!(
+            "share {shard} of product `{id}` holds {units} units, above its cap of {cap} among {wanted} shares"
+        )));
+    }
+    let now = rfc3339(now_ms());
+    let count = Change::of(keys::product(&id)?, &now)
+        .set(write::attr::STOCK_SHARDS, keyschema::Value::n(wanted))
+        .only_if(keyschema::Cond::ItemExists)
+        .only_if(if had == 1 {
+            keyschema::Cond::NotExists(write::attr::STOCK_SHARDS)
+        } else {
+            keyschema::Cond::Eq(write::attr::STOCK_SHARDS, keyschema::Value::n(had))
+        });
+    let mut tx = app.store.transaction();
+    tx.update("product", &count)?;
+    for shard in had..wanted {
+        let share =
+            ProductStock { product_id: id, shard, stock_level: 0, price: product.price, updated_at: now.clone() };
+        tx.put_new(format!("share {shard}"), &share)?;
+    }
+    match tx.send().await {
+        Ok(()) => Response::ok(&product_with_details(app, &id, true).await?.0),
+        Err(e) if e.failed_actions().next().is_some() || e.is_transaction_conflict() => {
+            Err(ApiError::conflict(format!("product `{id}` changed; retry")))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Catalog AP6 / AP7: a brand's products, optionally in one category.
 /// `Query GSI1 gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#[<categoryId>#PRODUCT#])`.
 pub(crate) async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> {
