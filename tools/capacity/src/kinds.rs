@@ -176,7 +176,13 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 .collect()
         }
         Kind::SellerListings => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
-        Kind::GetProduct => vec![read(access::product_with_details(&ids.product)?, 1.0, kb.product)],
+        // The product, its details and its other shares of stock in one
+        // Query (a Query sums its items' sizes before rounding).
+        Kind::GetProduct => {
+            let shares = f64::from(ids.product_shards.saturating_sub(1));
+            let kb_all = kb.product + shares * kb.small;
+            vec![read(access::product_with_details(&ids.product)?, 1.0, kb_all)]
+        }
         Kind::ProductsByCategory => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],
         Kind::ProductsByBrand => vec![read(access::products_by_brand(&ids.brand)?, page, kb.product)],
         // First pages from memory for a minute (catalog's FIRST_PAGES).
