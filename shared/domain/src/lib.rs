@@ -8,6 +8,7 @@
 //! `keyschema`.
 
 pub mod answers;
+pub mod catalog;
 pub mod geo;
 pub mod ids;
 pub mod model;
