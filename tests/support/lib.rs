@@ -26,7 +26,7 @@ use store::Usage;
 /// The emulator this test process uses: one of `./dev test`'s pool, else
 /// `DYNAMODB_ENDPOINT`, else one started on first use. Every client of the
 /// tests gets its endpoint here, so this is also where the process takes a
-/// database of its own (see [`own_database`]).
+/// database of its own (see `own_database`).
 pub fn endpoint() -> &'static str {
     static DYNAMO: OnceLock<DynamoDbLocal> = OnceLock::new();
     static POOLED: OnceLock<Option<String>> = OnceLock::new();
@@ -69,7 +69,7 @@ fn pooled() -> Option<String> {
 
 /// A fresh table with the handlers' dependencies over it, deleted when the
 /// test is done with it (its stream records stay in the emulator: see
-/// [`own_database`]).
+/// `own_database`).
 pub struct TestTable {
     /// What handlers get.
     pub deps: Deps,

@@ -239,7 +239,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     for attempt in 0..STATUS_ATTEMPTS {
         match move_order(app, &caller, &id, next).await? {
             Some(answer) => return Ok(answer),
-            None => tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(5))).await,
+            None => tokio::time::sleep(store::conflicts::pause(attempt + 1)).await,
         }
     }
     Err(ApiError::unavailable())

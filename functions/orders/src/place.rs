@@ -15,7 +15,6 @@
 //! placed, however they race.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
@@ -45,10 +44,9 @@ const MAX_ACTIONS: usize = 100;
 pub const MAX_QTY: u32 = 1000;
 /// Placement attempts (each a read of the key and, if free, a transaction):
 /// enough for a product's flash sale, where buyers meet on its shares of
-/// stock (tests/integration/hot_items.rs), each retry after a jittered wait.
+/// stock (tests/integration/hot_items.rs), each retry after a conflict
+/// after a jittered pause (`store::conflicts::pause`: below 320 ms).
 const ATTEMPTS: u32 = 12;
-/// The longest wait between attempts, in ms.
-const MOST_WAIT_MS: u64 = 320;
 
 /// Body of `POST /orders`: a listing, or catalog products.
 #[derive(Debug, Deserialize, Serialize)]
@@ -112,8 +110,7 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
         if let Some(first) = key.seen(&app.deps.store).await? {
             return replay(app, &first).await;
         }
-        let order_id = OrderId::generate();
-        let attempt_key = key.with_order(order_id);
+        let attempt_key = key.with_order(OrderId::generate());
         let placed = match (&body.listing_id, &body.items) {
             (Some(listing), _) => place_listing(app, &caller.user_id, listing, &attempt_key).await,
             (None, Some(lines)) => place_products(app, &caller.user_id, lines, &attempt_key, fresh).await,
@@ -131,20 +128,11 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             }
             Err(Attempt::Failed(e)) => return Err(e),
             Err(Attempt::KeyTaken) => continue,
-            Err(Attempt::Contended) => tokio::time::sleep(wait(attempt, &order_id)).await,
+            Err(Attempt::Contended) => tokio::time::sleep(store::conflicts::pause(attempt + 1)).await,
             Err(Attempt::StockMoved) => fresh = true,
         }
     }
     Err(ApiError::unavailable())
-}
-
-/// The wait before attempt `attempt + 1`: up to 10 ms doubled each attempt
-/// (at most [`MOST_WAIT_MS`]), jittered by the attempt's order id (random),
-/// so that buyers who met on an item do not meet again in step.
-fn wait(attempt: u32, order_id: &OrderId) -> Duration {
-    let most = (10u64 << attempt.min(5)).min(MOST_WAIT_MS);
-    let random = u64::try_from(order_id.ulid().random() & u128::from(u32::MAX)).unwrap_or(0);
-    Duration::from_millis(most / 2 + random % (most / 2 + 1))
 }
 
 fn validate(body: &NewOrder) -> Result<(), ApiError> {

@@ -5,7 +5,7 @@
 //! over its fields, with when an index is sparse and who keeps it); the
 //! rest is derived from the declarations ([`decl`]): an item's keys, the
 //! typed primary keys ([`keys`]), every access pattern as one request
-//! ([`access`]; the docs' list: [`patterns`]), the key moves of every state change ([`write`] holds only
+//! ([`access`]; the docs' list: [`patterns`]), the key moves of every state change ([`write`](mod@write) holds only
 //! the business conditions) and the stream processor's repairs. Below
 //! them: [`table`] (attribute names, indexes, entity types), [`template`]
 //! (rendering and matching key templates), [`value`] (items as attribute

@@ -86,7 +86,7 @@ pub fn format(field: &str, format: Option<&str>, value: &Value) -> Result<String
     Ok(text)
 }
 
-/// A composite's value from its text in a key (the inverse of [`format`]):
+/// A composite's value from its text in a key (the inverse of [`format`](fn@format)):
 /// `cents10` gives the amount back as a number; a `cell` cannot be read back.
 pub fn unformat(format: Option<&str>, text: &str) -> Option<Value> {
     match format {

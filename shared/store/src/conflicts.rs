@@ -31,6 +31,13 @@ pub fn retried() -> u64 {
     RETRIED.load(Ordering::Relaxed)
 }
 
+/// The pause before retry `retry` (1-based) of a write that met a conflict:
+/// drawn below [`max_pause`] (for callers that retry a whole request: an
+/// order placement, a status change).
+pub fn pause(retry: u32) -> Duration {
+    jitter(max_pause(retry))
+}
+
 /// A random pause below `max` (the ULID generator's randomness).
 fn jitter(max: Duration) -> Duration {
     let max_us = max.as_micros().max(1) as u64;

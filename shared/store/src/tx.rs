@@ -1,4 +1,4 @@
-//! Writes: a [`keyschema::write::Change`] rendered into an `UpdateItem` or
+//! Writes: a [`keyschema::Change`] rendered into an `UpdateItem` or
 //! one action of a transaction, and [`Transaction`], whose actions carry
 //! names. A cancelled transaction reports its failed conditions by name
 //! (DynamoDB's positional cancellation reasons are mapped here, once), and

@@ -69,7 +69,7 @@ pub fn capacity(m: &Measured, route: Option<String>) {
 }
 
 /// Writes the metrics recorded since the last flush as EMF documents on
-/// stdout, carrying the request id. A no-op without [`init`].
+/// stdout, carrying the request id. A no-op without [`crate::init`].
 pub fn flush(request_id: &str) {
     if let Some(collector) = METRICS.get() {
         let out = std::io::stdout();

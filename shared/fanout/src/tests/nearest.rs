@@ -55,18 +55,23 @@ fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)
     loop {
         let (items, next, cost) = runtime.block_on(page(at, radius, limit, after, m)).unwrap();
         assert!(items.len() <= limit);
-        worst = Cost {
-            queries: worst.queries.max(cost.queries),
-            rounds: worst.rounds.max(cost.rounds),
-            read: worst.read.max(cost.read),
-            ..Cost::default()
-        };
+        worst = worse(worst, cost);
         got.extend(items.iter().map(|f| (f.item.id, f.km)));
         match next {
             Some(n) => after = Some(n),
             None => return (got, worst),
         }
         assert!(got.len() < 100_000, "the walk ends");
+    }
+}
+
+/// The larger of each of two pages' costs.
+fn worse(a: Cost, b: Cost) -> Cost {
+    Cost {
+        queries: a.queries.max(b.queries),
+        rounds: a.rounds.max(b.rounds),
+        read: a.read.max(b.read),
+        ..Cost::default()
     }
 }
 
@@ -256,12 +261,7 @@ fn a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost() {
             // Pages after the first (which comes down to the spot's cell).
             let worst = if items.last().is_some_and(|f| f.km == 0.0) { &mut at_spot } else { &mut around };
             if pages > 1 {
-                *worst = Cost {
-                    queries: worst.queries.max(cost.queries),
-                    rounds: worst.rounds.max(cost.rounds),
-                    read: worst.read.max(cost.read),
-                    ..Cost::default()
-                };
+                *worst = worse(*worst, cost);
             }
             got.extend(items.iter().map(|f| (f.item.id, f.km)));
             match next {
@@ -363,12 +363,7 @@ fn a_crowd_beside_the_point_answers_full_pages() {
         for pages in 1..=60 {
             let (items, next, cost) = runtime.block_on(page(at, 1.0, 20, after, &m)).unwrap();
             assert!(items.len() == 20 || next.is_none(), "{name}: page {pages} answered {}: {cost:?}", items.len());
-            worst = Cost {
-                queries: worst.queries.max(cost.queries),
-                rounds: worst.rounds.max(cost.rounds),
-                read: worst.read.max(cost.read),
-                ..Cost::default()
-            };
+            worst = worse(worst, cost);
             got.extend(items.iter().map(|f| (f.item.id, f.km)));
             match next {
                 Some(n) => after = Some(n),
