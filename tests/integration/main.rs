@@ -27,6 +27,7 @@ mod pair_ratings;
 mod price;
 mod reconcile;
 mod redrive;
+mod regions;
 mod reviews;
 mod round_three;
 mod search;

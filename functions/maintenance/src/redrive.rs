@@ -250,19 +250,12 @@ pub fn to_event_record(record: Record, stream_arn: &str) -> EventRecord {
 /// A Streams API client for `endpoint`: DynamoDB Local's with its static
 /// credentials, or AWS's from the default chains.
 pub async fn streams_client(endpoint: &store::Endpoint) -> StreamsClient {
-    use aws_sdk_dynamodbstreams::config::{BehaviorVersion, Credentials, Region};
+    use aws_sdk_dynamodbstreams::config::BehaviorVersion;
     let http = store::client::http_client(endpoint);
     match endpoint {
         store::Endpoint::Url(url) if url.starts_with("http://") => {
             let region = std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".to_owned());
-            let config = aws_sdk_dynamodbstreams::Config::builder()
-                .behavior_version(BehaviorVersion::latest())
-                .region(Region::new(region))
-                .credentials_provider(Credentials::new("local", "local", None, None, "dynamodb-local"))
-                .endpoint_url(url)
-                .http_client(http)
-                .build();
-            StreamsClient::from_conf(config)
+            local_streams_client(url, &region)
         }
         _ => {
             let mut loader = aws_config::defaults(BehaviorVersion::latest()).http_client(http);
@@ -272,4 +265,20 @@ pub async fn streams_client(endpoint: &store::Endpoint) -> StreamsClient {
             StreamsClient::new(&loader.load().await)
         }
     }
+}
+
+/// A Streams API client for DynamoDB Local at `url` (`http://`), signing with
+/// `region`: DynamoDB Local keeps a database per region, so this reads the
+/// streams of the tables a DynamoDB client of that region created.
+pub fn local_streams_client(url: &str, region: &str) -> StreamsClient {
+    use aws_sdk_dynamodbstreams::config::{BehaviorVersion, Credentials, Region};
+    let endpoint = store::Endpoint::Url(url.to_owned());
+    let config = aws_sdk_dynamodbstreams::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(region.to_owned()))
+        .credentials_provider(Credentials::new("local", "local", None, None, "dynamodb-local"))
+        .endpoint_url(url)
+        .http_client(store::client::http_client(&endpoint))
+        .build();
+    StreamsClient::from_conf(config)
 }

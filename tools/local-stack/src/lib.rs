@@ -15,6 +15,7 @@ pub mod functions;
 pub mod jobs;
 pub mod jwt;
 pub mod limits;
+pub mod regions;
 pub mod serve_args;
 pub mod server;
 pub mod stream;

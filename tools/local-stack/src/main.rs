@@ -2,10 +2,11 @@
 //!
 //! ```text
 //! local-stack                      serve on 127.0.0.1:3000 (PORT to change)
-//! local-stack serve [--limits F [--hold MS]]
+//! local-stack serve [--limits F [--hold MS] | --regions 2]
 //!                                  the same, with DynamoDB's partition limits x F and its
 //!                                  transaction conflicts simulated (`limits`; transactions
-//!                                  holding their items MS longer), counts at GET /_limits
+//!                                  holding their items MS longer), counts at GET /_limits;
+//!                                  or two regions of a global table (`regions`), B on PORT+1
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
@@ -114,6 +115,20 @@ async fn serve(args: &[String]) -> Result<(), String> {
     let every = std::time::Duration::from_secs(2);
     tokio::spawn(local_stack::jobs::sweeper(deps.store.clone(), timeout, every));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("port {port}: {e}"))?;
+    // With --regions 2: region B on the next port (both bound before anything is said).
+    let second = match asked.regions {
+        2 => {
+            let port_b = port.checked_add(1).ok_or("PORT + 1 is not a port")?;
+            let listener_b = tokio::net::TcpListener::bind(("127.0.0.1", port_b))
+                .await
+                .map_err(|e| format!("port {port_b} (region B): {e}"))?;
+            let delay = std::time::Duration::from_millis(200);
+            let (name, deps_b) = local_stack::regions::start_second(&endpoint, &deps, delay).await?;
+            let gateway_b = Gateway::new(template.routes(), functions::http_functions(&deps_b), jwt::secret())?;
+            Some((name, port_b, listener_b, gateway_b))
+        }
+        _ => None,
+    };
     match docs.await {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => eprintln!("Swagger UI for /docs: {e}"),
@@ -135,10 +150,27 @@ async fn serve(args: &[String]) -> Result<(), String> {
         );
     }
     println!("Traces:   each request's DynamoDB calls as `span` lines (X-Ray stand-in on udp {daemon})");
+    let region_a = deps.store.client().config().region().map_or_else(String::new, |r| r.to_string());
+    if let Some((name, port_b, ..)) = &second {
+        println!(
+            "Regions:  A = {region_a} on port {port}, B = {name} on port {port_b}: one DynamoDB Local ({}), a \
+             database each (DynamoDB Local keeps one per region), replicated both ways after 200 ms, a stream \
+             processor each; demo data loaded in A",
+            dynamo.endpoint
+        );
+    }
     println!("API:      http://127.0.0.1:{port} (ready in {:.1} s)", started.elapsed().as_secs_f64());
     println!("Docs:     http://127.0.0.1:{port}/docs (Authorize with a token below or ./dev token <sub>)");
     println!("Admin token: {}", jwt::mint(&jwt::secret(), "admin", true, 3600 * 12));
     println!("User token:  {}", jwt::mint(&jwt::secret(), "alice", false, 3600 * 12));
+    if let Some((_, port_b, listener_b, gateway_b)) = second {
+        println!("API B:    http://127.0.0.1:{port_b} (the same tokens)");
+        tokio::spawn(async move {
+            if let Err(e) = Arc::new(gateway_b).serve(listener_b).await {
+                eprintln!("region B: {e}");
+            }
+        });
+    }
     tokio::select! {
         served = Arc::new(gateway).serve(listener) => served.map_err(|e| e.to_string()),
         _ = tokio::signal::ctrl_c() => Ok(()),

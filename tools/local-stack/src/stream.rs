@@ -67,7 +67,8 @@ pub struct StreamPoller {
 }
 
 impl StreamPoller {
-    /// A poller of `store`'s table stream, from its start (TRIM_HORIZON).
+    /// A poller of `store`'s table stream at DynamoDB Local's `endpoint`
+    /// (in the store's region), from its start (TRIM_HORIZON).
     pub async fn new(store: Store, endpoint: &str) -> Result<Self, String> {
         let table =
             store.client().describe_table().table_name(store.table()).send().await.map_err(|e| e.to_string())?;
@@ -75,7 +76,9 @@ impl StreamPoller {
             .table
             .and_then(|t| t.latest_stream_arn)
             .ok_or_else(|| format!("table {} has no stream", store.table()))?;
-        let streams = maintenance::redrive::streams_client(&store::Endpoint::Url(endpoint.to_owned())).await;
+        // The store's region: DynamoDB Local keeps a database per region.
+        let region = store.client().config().region().map_or("us-east-1", |r| r.as_ref()).to_owned();
+        let streams = maintenance::redrive::local_streams_client(endpoint, &region);
         Ok(StreamPoller { streams, store, stream_arn, shards: HashMap::new(), failures: None })
     }
 

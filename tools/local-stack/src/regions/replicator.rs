@@ -1,0 +1,311 @@
+//! The replication of a DynamoDB global table in its default mode,
+//! multi-Region eventual consistency (MREC), between two local regions, as
+//! AWS documents it: every change of an item in one region is written to the
+//! other asynchronously (after [`Settings::delay`]); a conflict is settled
+//! per item by the last writer's timestamp; the replicated write appears in
+//! the target's stream like any write (no origin marker); several changes
+//! of an item waiting together are folded into its last image.
+//!
+//! A test harness, not a product part. Timestamps are when the replicator
+//! read the change from its region's stream (within a poll of the write):
+//! changes of one item in two regions within one poll are ordered by that.
+//! Unlike DynamoDB, a replicated write can overwrite a local write of the
+//! same item it has not read yet; with every item written only in its home
+//! region (issue 36) no item has local writes in both.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
+
+use super::{canonical, RegionTable};
+
+/// How replication behaves.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// How long a change waits before it is written to the other region
+    /// (DynamoDB: usually under a second).
+    pub delay: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { delay: Duration::from_millis(200) }
+    }
+}
+
+/// What replication did, per region (the index of [`Replicator::regions`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Changes written by the region's own clients.
+    pub local: [u64; 2],
+    /// Changes written into the region by replication.
+    pub replicated: [u64; 2],
+    /// Changes replaced by a later change of the item before they were
+    /// written to the other region (folded).
+    pub folded: u64,
+    /// Changes not written because the target's item was written later
+    /// (last writer wins).
+    pub superseded: u64,
+    /// Items written locally in both regions (each such item is a conflict
+    /// that last-writer-wins settles by dropping one side's change).
+    pub written_in_both: u64,
+}
+
+/// One item's change waiting to be written to the other region.
+#[derive(Clone, Debug)]
+struct Change {
+    keys: HashMap<String, AttributeValue>,
+    /// The new image (`None`: the item was deleted).
+    image: Option<HashMap<String, AttributeValue>>,
+    at: u64,
+    due: Instant,
+}
+
+/// Where a region's stream has been read to.
+#[derive(Default)]
+struct Shards {
+    /// Per shard: the iterator to read next, the last sequence number read.
+    at: BTreeMap<String, (Option<String>, Option<String>, bool)>,
+}
+
+/// Replication between two regions' tables.
+pub struct Replicator {
+    /// The two regions.
+    pub regions: [RegionTable; 2],
+    settings: Settings,
+    shards: [Shards; 2],
+    /// Per region, the timestamp of each item's last write there.
+    clocks: [HashMap<String, u64>; 2],
+    /// Per region, the images replication wrote there and whose stream
+    /// records are still to be read (not replicated back).
+    echoes: [HashMap<String, VecDeque<String>>; 2],
+    /// Per target region, the changes waiting for it.
+    pending: [BTreeMap<String, Change>; 2],
+    /// Per region, the items written there by their own clients.
+    written: [HashMap<String, u64>; 2],
+    last_at: u64,
+    /// What it did.
+    pub stats: Stats,
+}
+
+impl Replicator {
+    /// Replication between `a` and `b` (their tables created, streams on),
+    /// from the start of each stream.
+    pub fn new(a: RegionTable, b: RegionTable, settings: Settings) -> Self {
+        Replicator {
+            regions: [a, b],
+            settings,
+            shards: Default::default(),
+            clocks: Default::default(),
+            echoes: Default::default(),
+            pending: Default::default(),
+            written: Default::default(),
+            last_at: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// Reads both streams once and writes the changes that are due; how
+    /// many records it read.
+    pub async fn step(&mut self) -> Result<usize, String> {
+        let mut read = 0;
+        for region in 0..2 {
+            for record in self.read(region).await? {
+                read += 1;
+                self.observe(region, record);
+            }
+        }
+        for target in 0..2 {
+            self.apply_due(target).await?;
+        }
+        Ok(read)
+    }
+
+    /// Steps until nothing is left to read or to write (every change in
+    /// both regions), at most `within`.
+    pub async fn settle(&mut self, within: Duration) -> Result<(), String> {
+        let until = Instant::now() + within;
+        let mut quiet = 0;
+        while quiet < 2 {
+            if Instant::now() > until {
+                return Err(format!("replication did not settle within {within:?}: {:?}", self.stats));
+            }
+            let read = self.step().await?;
+            quiet = if read == 0 && self.pending.iter().all(BTreeMap::is_empty) { quiet + 1 } else { 0 };
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
+    /// Steps forever, every `interval` (for `./dev up --regions 2`).
+    pub async fn run(mut self, interval: Duration) {
+        loop {
+            if let Err(e) = self.step().await {
+                eprintln!("replication: {e}");
+            }
+            tokio::time::sleep(interval).await;
+        }
+    }
+
+    /// Items written by their own clients in both regions, by key.
+    pub fn written_in_both(&self) -> Vec<String> {
+        let mut both: Vec<String> =
+            self.written[0].keys().filter(|k| self.written[1].contains_key(*k)).cloned().collect();
+        both.sort();
+        both
+    }
+
+    /// A record read from `region`'s stream: an echo of a replicated write,
+    /// or a local change to replicate to the other region.
+    fn observe(&mut self, region: usize, record: Record) {
+        let Some(change) = record.dynamodb else { return };
+        let keys = convert(change.keys.unwrap_or_default());
+        let key = canonical(&keys);
+        let image = match record.event_name {
+            Some(OperationType::Remove) => None,
+            _ => change.new_image.map(convert),
+        };
+        let seen = image.as_ref().map_or_else(|| DELETED.to_owned(), canonical);
+        let echoes = self.echoes[region].entry(key.clone()).or_default();
+        if let Some(i) = echoes.iter().position(|e| *e == seen) {
+            echoes.remove(i);
+            return;
+        }
+
+        let now = self.tick();
+        self.stats.local[region] += 1;
+        let count = self.written[region].entry(key.clone()).or_default();
+        *count += 1;
+        if *count == 1 && self.written[1 - region].contains_key(&key) {
+            self.stats.written_in_both += 1;
+        }
+        self.clocks[region].insert(key.clone(), now);
+        let due = Instant::now() + self.settings.delay;
+        let target = &mut self.pending[1 - region];
+        match target.get_mut(&key) {
+            Some(waiting) => {
+                self.stats.folded += 1;
+                waiting.image = image;
+                waiting.at = now;
+            }
+            None => {
+                target.insert(key, Change { keys, image, at: now, due });
+            }
+        }
+    }
+
+    /// Writes the changes due for `target`, last writer winning.
+    async fn apply_due(&mut self, target: usize) -> Result<(), String> {
+        let now = Instant::now();
+        let due: Vec<String> =
+            self.pending[target].iter().filter(|(_, c)| c.due <= now).map(|(k, _)| k.clone()).collect();
+        for key in due {
+            let Some(change) = self.pending[target].remove(&key) else { continue };
+            if self.clocks[target].get(&key).is_some_and(|t| *t >= change.at) {
+                self.stats.superseded += 1;
+                continue;
+            }
+            let region = &self.regions[target];
+            let seen = change.image.as_ref().map_or_else(|| DELETED.to_owned(), canonical);
+            self.echoes[target].entry(key.clone()).or_default().push_back(seen);
+            let (client, table) = (&region.client, &region.table);
+            let failed = |e: &dyn std::error::Error| format!("replicating into {}: {e}", region.name);
+            let written = match change.image.clone() {
+                Some(image) => client
+                    .put_item()
+                    .table_name(table)
+                    .set_item(Some(image))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| failed(&e)),
+                None => client
+                    .delete_item()
+                    .table_name(table)
+                    .set_key(Some(change.keys.clone()))
+                    .send()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| failed(&e)),
+            };
+            if let Err(e) = written {
+                // Waits again (DynamoDB retries replication until it lands).
+                self.echoes[target].get_mut(&key).and_then(VecDeque::pop_back);
+                self.pending[target].insert(key, change);
+                return Err(e);
+            }
+            self.clocks[target].insert(key, change.at);
+            self.stats.replicated[target] += 1;
+        }
+        Ok(())
+    }
+
+    /// A timestamp later than every one given so far.
+    fn tick(&mut self) -> u64 {
+        self.last_at = domain::time::now_ms().max(self.last_at + 1);
+        self.last_at
+    }
+
+    async fn read(&mut self, region: usize) -> Result<Vec<Record>, String> {
+        let r = &self.regions[region];
+        let shards = &mut self.shards[region];
+        let mut start = None;
+        loop {
+            let out = r
+                .streams
+                .describe_stream()
+                .stream_arn(&r.stream_arn)
+                .set_exclusive_start_shard_id(start.take())
+                .send()
+                .await
+                .map_err(|e| format!("DescribeStream in {}: {e}", r.name))?;
+            let Some(d) = out.stream_description else { break };
+            for shard in d.shards.unwrap_or_default().into_iter().filter_map(|s| s.shard_id) {
+                shards.at.entry(shard).or_default();
+            }
+            match d.last_evaluated_shard_id {
+                Some(last) => start = Some(last),
+                None => break,
+            }
+        }
+        let mut out = Vec::new();
+        for (id, (iterator, last, closed)) in shards.at.iter_mut().filter(|(_, s)| !s.2) {
+            if iterator.is_none() {
+                let mut req = r.streams.get_shard_iterator().stream_arn(&r.stream_arn).shard_id(id);
+                req = match last {
+                    Some(seq) => {
+                        req.shard_iterator_type(ShardIteratorType::AfterSequenceNumber).sequence_number(seq.clone())
+                    }
+                    None => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
+                };
+                *iterator =
+                    req.send().await.map_err(|e| format!("GetShardIterator in {}: {e}", r.name))?.shard_iterator;
+            }
+            let Some(it) = iterator.take() else {
+                *closed = true;
+                continue;
+            };
+            let page = r.streams.get_records().shard_iterator(it).send().await;
+            // An expired iterator is fetched again after the last record read.
+            let Ok(page) = page else { continue };
+            *iterator = page.next_shard_iterator;
+            *closed = iterator.is_none();
+            let records = page.records.unwrap_or_default();
+            if let Some(seq) = records.last().and_then(|r| r.dynamodb.as_ref()?.sequence_number.clone()) {
+                *last = Some(seq);
+            }
+            out.extend(records);
+        }
+        Ok(out)
+    }
+}
+
+/// What an echo of a delete is compared by.
+const DELETED: &str = "(deleted)";
+
+/// A Streams API image as the DynamoDB API's attribute values.
+fn convert(image: HashMap<String, aws_sdk_dynamodbstreams::types::AttributeValue>) -> HashMap<String, AttributeValue> {
+    serde_dynamo::Item::from(image).into()
+}
