@@ -33,6 +33,7 @@ async fn put_reviews(t: &TestTable, users: &[UserId], n: usize, category: Option
     for i in 0..n {
         let at = 1_790_000_000_000 + i as u64;
         let review = Review {
+            home: None,
             review_id: ReviewId::from_ulid(Ulid::from_parts(at, (i as u128) << 8 | 7)),
             reviewed_user_id: users[i % users.len()].clone(),
             // One author each: every review is the first of its pair and

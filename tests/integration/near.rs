@@ -23,6 +23,7 @@ use ulid::Ulid;
 /// A listing as the stream processor leaves it (every index key it has).
 fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
     Listing {
+        home: None,
         listing_id: ListingId::from_ulid(Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128)),
         seller_id: "alice".parse().unwrap(),
         title: format!("Thing {i}"),

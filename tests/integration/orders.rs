@@ -298,6 +298,7 @@ pub(crate) async fn seed_orders(t: &TestTable, shards: u16, n: usize) -> Vec<Ord
         let id = OrderId::from_ulid(Ulid::from_parts(1_767_225_600_000 + i as u64 * 3_600_000, rand_bits(i)));
         let status = if i % 5 == 0 { OrderStatus::Shipped } else { OrderStatus::Pending };
         let order = Order {
+            home: None,
             order_id: id,
             buyer_id: buyer.clone(),
             seller_id: None,

@@ -101,6 +101,7 @@ async fn reconcile_recomputes_the_pair_and_week_rule() {
     for (i, (offset, rating)) in at.iter().enumerate() {
         let ms = 1_789_952_400_000 + offset; // 01:00 on a Monday (UTC)
         let review = Review {
+            home: None,
             review_id: ReviewId::from_ulid(Ulid::from_parts(ms, i as u128)),
             reviewed_user_id: reviewed.clone(),
             author_id: author.clone(),

@@ -12,7 +12,7 @@ use std::time::Duration;
 use integration_tests::workload::favorite;
 use integration_tests::{endpoint, listings, new_listing, orders, req, sign_up_all, users, As, TestTable};
 use local_stack::regions::replicator::{Replicator, Settings};
-use local_stack::regions::{second_region, RegionTable};
+use local_stack::regions::{routed, second_region, RegionTable};
 use local_stack::stream::StreamPoller;
 use serde_json::json;
 
@@ -33,15 +33,16 @@ struct Pair {
 
 impl Pair {
     /// The demo data loaded in A and replicated to B; stream processors
-    /// in both regions if `process`.
-    async fn with_demo_data(settings: Settings, process: bool) -> Pair {
+    /// in both regions if `process`; every item written at its home if
+    /// `homes` (else in the region the request reached).
+    async fn with_demo_data(settings: Settings, process: bool, homes: bool) -> Pair {
         let t = TestTable::with_demo_data().await;
         let table = t.deps.store.table().to_owned();
         let region = |deps: &api::Deps| deps.store.client().config().region().map(|r| r.to_string()).unwrap();
         let name_a = region(&t.deps);
         let a = RegionTable::connect(endpoint(), &name_a, &table, None).await.unwrap();
         let b = RegionTable::connect(endpoint(), &second_region(&name_a), &table, None).await.unwrap();
-        let (deps_a, deps_b) = (a.deps(&t.deps), b.deps(&t.deps));
+        let (deps_a, deps_b) = if homes { routed(&a, &b, &t.deps) } else { (a.deps(&t.deps), b.deps(&t.deps)) };
         let pollers = [
             StreamPoller::new(deps_a.store.clone(), endpoint()).await.unwrap(),
             StreamPoller::new(deps_b.store.clone(), endpoint()).await.unwrap(),
@@ -81,7 +82,7 @@ impl Pair {
 /// both regions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_converge_and_changes_fold() {
-    let mut pair = Pair::with_demo_data(Settings { delay: Duration::from_millis(300) }, false).await;
+    let mut pair = Pair::with_demo_data(Settings { delay: Duration::from_millis(300) }, false, false).await;
     let created = listings(&pair.a, new_listing("Made in A")).await;
     assert_eq!(created.status, 201, "{:?}", created.body);
     let id = created.body["listingId"].as_str().unwrap().to_owned();
@@ -113,7 +114,7 @@ async fn replicas_converge_and_changes_fold() {
 /// written in both regions, where last writer wins.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_homes_a_listing_sells_twice_and_derived_data_is_written_twice() {
-    let mut pair = Pair::with_demo_data(Settings::default(), true).await;
+    let mut pair = Pair::with_demo_data(Settings::default(), true, false).await;
     sign_up_all(&pair.a, &["fan-a1", "fan-a2"]).await;
     sign_up_all(&pair.b, &["fan-b1", "fan-b2"]).await;
     pair.settle().await;
@@ -145,4 +146,69 @@ async fn without_homes_a_listing_sells_twice_and_derived_data_is_written_twice()
     assert!(written_twice("CATEGORY#pottery"), "the demo review's category rating derived in both: {both:?}");
     assert!(written_twice("FAVED#"), "the favorites' markers derived in both: {both:?}");
     assert!(pair.replication.stats.superseded > 0, "{:?}", pair.replication.stats);
+}
+
+/// Every item written at its home (docs/regions.md), the same load from
+/// both regions at once: a listing (the primary's, and one homed in B) is
+/// sold once; one account per email; every favorite counted once, in both
+/// replicas; nothing written in both regions; the replicas equal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_homes_nothing_sells_twice_and_counts_add_up() {
+    let mut pair = Pair::with_demo_data(Settings::default(), true, true).await;
+    sign_up_all(&pair.a, &["fan-a1", "fan-a2"]).await;
+    sign_up_all(&pair.b, &["fan-b1", "fan-b2", "seller-b"]).await;
+    pair.settle().await;
+    let in_b = listings(&pair.b, new_listing("Homed in B").by(As::User("seller-b"))).await;
+    assert_eq!(in_b.status, 201, "{:?}", in_b.body);
+    let homed_in_b = in_b.body["listingId"].as_str().unwrap().to_owned();
+    let liked = listings(&pair.b, new_listing("Liked in B").by(As::User("seller-b"))).await;
+    let liked_in_b = liked.body["listingId"].as_str().unwrap().to_owned();
+    pair.settle().await;
+
+    // One email, a sign-up in each region at once: one account.
+    let sign_up = |by: &'static str| {
+        req("POST /users").by(As::User(by)).json(json!({ "name": "Twin", "email": "twin@example.com" }))
+    };
+    let (twin_a, twin_b) = tokio::join!(users(&pair.a, sign_up("twin-a")), users(&pair.b, sign_up("twin-b")));
+    let mut twins = [twin_a.status, twin_b.status];
+    twins.sort_unstable();
+    assert_eq!(twins, [201, 409], "{:?} {:?}", twin_a.body, twin_b.body);
+
+    for listing in [local_stack::demo::LISTING_IDS[1], homed_in_b.as_str()] {
+        let buy = |by: &'static str| {
+            let key = format!("{by}-{listing}");
+            req("POST /orders").by(As::User(by)).header("Idempotency-Key", &key).json(json!({ "listingId": listing }))
+        };
+        let (in_a, in_b) = tokio::join!(orders(&pair.a, SHARDS, buy("fan-a1")), orders(&pair.b, SHARDS, buy("fan-b1")));
+        let mut answers = [in_a.status, in_b.status];
+        answers.sort_unstable();
+        assert_eq!(answers, [201, 409], "{listing}: {:?} {:?}", in_a.body, in_b.body);
+    }
+    let favorite_everything = |deps: api::Deps, fans: [&'static str; 2], listing: String| async move {
+        for fan in fans {
+            assert_eq!(users(&deps, favorite("PUT", &listing, fan)).await.status, 201);
+        }
+    };
+    let demo = local_stack::demo::LISTING_IDS[0].to_owned();
+    tokio::join!(
+        favorite_everything(pair.a.clone(), ["fan-a1", "fan-a2"], demo.clone()),
+        favorite_everything(pair.b.clone(), ["fan-b1", "fan-b2"], demo.clone()),
+        favorite_everything(pair.a.clone(), ["fan-a1", "fan-a2"], liked_in_b.clone()),
+        favorite_everything(pair.b.clone(), ["fan-b1", "fan-b2"], liked_in_b.clone()),
+    );
+    assert_eq!(users(&pair.b, favorite("DELETE", &liked_in_b, "fan-a2")).await.status, 204);
+    pair.settle().await;
+
+    for (listing, favorites) in [(demo.as_str(), 4), (liked_in_b.as_str(), 3)] {
+        for deps in [&pair.a, &pair.b] {
+            let r = listings(deps, req("GET /listings/{listingId}").path("listingId", listing)).await;
+            assert_eq!(r.body["favoriteCount"].as_u64(), Some(favorites), "{listing} in {}", deps.store.region());
+        }
+    }
+    let both = pair.replication.written_in_both();
+    assert_eq!(both, Vec::<String>::new(), "written in both regions");
+    let [a, b] = pair.items().await;
+    let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
+    assert!(differ.is_empty(), "items that differ: {differ:?}");
+    println!("{:?}", pair.replication.stats);
 }

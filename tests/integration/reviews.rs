@@ -159,6 +159,7 @@ async fn put_reviews(t: &TestTable, specs: &[(&str, &str, u8)]) -> Vec<Review> {
     for (reviewed, author, rating) in specs {
         let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let review = Review {
+            home: None,
             review_id: ReviewId::from_ulid(Ulid::from_parts(1_790_000_000_000 + i, u128::from(i))),
             reviewed_user_id: reviewed.parse().unwrap(),
             author_id: author.parse().unwrap(),

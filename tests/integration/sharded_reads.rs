@@ -38,6 +38,7 @@ fn random80(rng: &mut TestRng) -> u128 {
 /// An order as the handlers write it (the read path is under test).
 fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
     Order {
+        home: None,
         order_id: id,
         buyer_id: "bulk".parse::<UserId>().unwrap(),
         seller_id: None,

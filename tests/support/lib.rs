@@ -587,6 +587,7 @@ pub async fn put_users(t: &TestTable, n: usize) -> Vec<domain::ids::UserId> {
     for i in 0..n {
         let id: domain::ids::UserId = format!("rated-{i:02}").parse().unwrap();
         let user = domain::model::User {
+            home: None,
             user_id: id.clone(),
             name: format!("Rated {i}"),
             email: format!("rated{i}@example.com").parse().unwrap(),

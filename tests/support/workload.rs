@@ -35,6 +35,7 @@ pub fn id_of(body: &serde_json::Value, field: &str) -> String {
 pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
     for i in 0..n {
         let user = User {
+            home: None,
             user_id: trader(i).parse().unwrap(),
             name: format!("Trader {i}"),
             email: format!("trader{i}@example.com").parse().unwrap(),
@@ -63,6 +64,7 @@ pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
         for k in 0..3 {
             let at = (i * 3 + k) as u64;
             let review = Review {
+                home: None,
                 review_id: ReviewId::from_ulid(Ulid::from_parts(1_790_000_000_000 + at, u128::from(at))),
                 reviewed_user_id: trader(i).parse().unwrap(),
                 author_id: trader((i + k + 1) % n).parse().unwrap(),

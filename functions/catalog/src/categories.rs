@@ -79,7 +79,7 @@ pub(crate) async fn raise_listing_shards(app: &Deps, req: Request) -> Result<Res
     let wanted = check_shards(listing_shards)?;
     let key = keys::category(&id)?;
     let missing = || ApiError::not_found(format!("category `{id}` does not exist"));
-    let stored = app.store.get_consistent::<serde_json::Value, _>(&key).await?.ok_or_else(missing)?;
+    let stored = app.store.at_primary()?.get_consistent::<serde_json::Value, _>(&key).await?.ok_or_else(missing)?;
     let had_count = stored.get("listingShards").is_some();
     let category: Category = serde_json::from_value(stored).map_err(|e| ApiError::internal(e.to_string()))?;
     if wanted < category.listing_shards {
@@ -105,7 +105,7 @@ pub(crate) async fn raise_listing_shards(app: &Deps, req: Request) -> Result<Res
         } else {
             Cond::NotExists("listingShards")
         });
-    match app.store.update(&change).await {
+    match app.store.at_primary()?.update(&change).await {
         Ok(item) => {
             api::cache::forget(&app.store, &keys::category(&id)?);
             Response::ok(&from_item::<Category>(item)?)

@@ -106,7 +106,7 @@ pub(crate) async fn put_new<E: Entity + serde::Serialize>(
     entity: &E,
     conflict: impl FnOnce() -> String,
 ) -> Result<Response, ApiError> {
-    match app.store.put_new(entity).await {
+    match app.store.at_primary()?.put_new(entity).await {
         Ok(()) => {
             // This instance lists it at once; others within a minute.
             FIRST_PAGES.clear();

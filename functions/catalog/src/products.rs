@@ -81,7 +81,7 @@ pub(crate) async fn create_product(app: &Deps, req: Request) -> Result<Response,
             updated_at: now.clone(),
         })
         .collect();
-    let mut tx = app.store.transaction().with_token(product.product_id.to_string());
+    let mut tx = app.store.at_primary()?.transaction().with_token(product.product_id.to_string());
     tx.put_new("product", &product)?;
     if let Some(details) = &details {
         tx.put_new("details", details)?;
@@ -109,7 +109,9 @@ async fn product_with_details(
     consistent: bool,
 ) -> Result<(Product, Vec<(u16, u32)>), ApiError> {
     let query = access::product_with_details(id)?;
-    match app.store.get_with_details_and::<Product, ProductDetails, ProductStock>(&query, consistent).await? {
+    // A consistent read decides a change: at the catalog's home, the primary.
+    let store = if consistent { app.store.at_primary()? } else { app.store.clone() };
+    match store.get_with_details_and::<Product, ProductDetails, ProductStock>(&query, consistent).await? {
         Some((product, details, others)) => {
             let mut shares = vec![(0, product.stock_level)];
             shares.extend(others.iter().filter(|s| s.shard < product.stock_shards).map(|s| (s.shard, s.stock_level)));
@@ -152,7 +154,7 @@ pub(crate) async fn change_stock(app: &Deps, req: Request) -> Result<Response, A
             ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
         })?;
     let idempotency = Idempotency::of(&req, &caller.user_id, "stock", format!("{id} {delta}").as_bytes())?;
-    let mut tx = app.store.transaction();
+    let mut tx = app.store.at_primary()?.transaction();
     if let Some(idempotency) = &idempotency {
         idempotency.put_in(&mut tx)?;
     }
@@ -207,7 +209,7 @@ async fn change_shares(
     for _ in 0..STOCK_ATTEMPTS {
         let (product, shares) = product_with_details(app, id, true).await?;
         let changes = share_changes(id, &shares, delta, product.stock_shards, product.stock_level)?;
-        let mut tx = app.store.transaction();
+        let mut tx = app.store.at_primary()?.transaction();
         if let Some(idempotency) = idempotency {
             idempotency.put_in(&mut tx)?;
         }
@@ -328,7 +330,7 @@ pub(crate) async fn raise_stock_shards(app: &Deps, req: Request) -> Result<Respo
         } else {
             keyschema::Cond::Eq(write::attr::STOCK_SHARDS, keyschema::Value::n(had))
         });
-    let mut tx = app.store.transaction();
+    let mut tx = app.store.at_primary()?.transaction();
     tx.update("product", &count)?;
     for shard in had..wanted {
         let share =

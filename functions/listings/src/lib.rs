@@ -96,7 +96,8 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let now_ms = now_ms();
     let now = rfc3339(now_ms);
     let listing_id = ListingId::generate();
-    let listing = Listing {
+    let mut listing = Listing {
+        home: None,
         listing_id,
         seller_id: caller.user_id.clone(),
         title: body.title.into_string(),
@@ -117,13 +118,16 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let Some(seller) = seller else {
         return Err(not_signed_up());
     };
+    // At its seller's home (docs/regions.md), with its details and key.
+    listing.home = seller.home.clone();
+    let home = app.store.at(listing.home.as_deref())?;
     // Written only until it is `both` (a busy seller's item is not
     // rewritten by every listing).
     if seller.role != UserRole::Both {
         become_seller(app, &caller.user_id, &now).await?;
     }
     let key = key.map(|k| k.with_listing(listing_id));
-    let mut tx = app.store.transaction();
+    let mut tx = home.transaction();
     if let Some(key) = &key {
         key.put_in(&mut tx)?;
     }
@@ -140,23 +144,22 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         Some(first) => Some(first),
         // Still conflicting after the store's retries: perhaps with the
         // request this one retries, which may hold the key by now.
-        None if err.is_transaction_conflict() => key.seen(&app.store).await?,
+        None if err.is_transaction_conflict() => key.seen(&home).await?,
         None => None,
     };
     match first {
-        Some(first) => replay(app, &first).await,
+        Some(first) => replay(&home, &first).await,
         None => Err(err.into()),
     }
 }
 
 /// The answer to a request whose key was taken by the same request: the
 /// listing it created, as it is now, marked replayed.
-async fn replay(app: &Deps, first: &IdempotencyRecord) -> Result<Response, ApiError> {
+async fn replay(home: &store::Store, first: &IdempotencyRecord) -> Result<Response, ApiError> {
     let lost = || ApiError::internal("idempotency record without its listing");
     let id = first.listing_id.ok_or_else(lost)?;
     let query = access::listing_with_details(&id)?;
-    let (listing, details) =
-        app.store.get_with_details::<Listing, ListingDetails>(&query, true).await?.ok_or_else(lost)?;
+    let (listing, details) = home.get_with_details::<Listing, ListingDetails>(&query, true).await?.ok_or_else(lost)?;
     Ok(Response::created(&ListingAnswer::of(listing, details))?.replayed())
 }
 
@@ -175,7 +178,7 @@ fn not_signed_up() -> ApiError {
 /// listing, so no listing exists whose seller is not `both`; if the
 /// listing then fails, the user is `both` with no listing yet.
 async fn become_seller(app: &Deps, seller: &UserId, now: &str) -> Result<(), ApiError> {
-    match app.store.update(&write::user::become_seller(seller, now)?).await {
+    match app.store.at_primary()?.update(&write::user::become_seller(seller, now)?).await {
         Ok(_) | Err(StoreError::ConditionFailed(Some(_))) => Ok(()),
         Err(StoreError::ConditionFailed(None)) => Err(not_signed_up()),
         Err(e) => Err(e.into()),
@@ -242,10 +245,11 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     if let Some(price) = change_price {
         change = change.set(attr::PRICE, Value::n(price));
     }
-    match app.store.update(&change).await {
+    let home = app.listing_home(&id).await?;
+    match home.update(&change).await {
         Ok(item) => {
             // Strongly consistent: reconcile may be moving an inline text there.
-            let details = app.store.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
+            let details = home.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
             Response::ok(&ListingAnswer::of(from_item::<Listing>(item)?, details))
         }
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),

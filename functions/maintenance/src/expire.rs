@@ -103,7 +103,10 @@ async fn sweep_shard(
     let mut start = None;
     loop {
         let page = store.query::<Order, _>(&query, PAGE, start.take()).await?;
-        for order in page.items.iter().filter(|o| o.status == OrderStatus::Pending) {
+        // Each region sweeps the orders homed in it (docs/regions.md): the
+        // others' are replicas here, cancelled at their home.
+        let ours = |o: &&Order| o.status == OrderStatus::Pending && store.is_home(o.home.as_deref());
+        for order in page.items.iter().filter(ours) {
             sweep.examined += 1;
             match cancel(store, order, now).await? {
                 Outcome::Cancelled => sweep.cancelled += 1,

@@ -71,6 +71,19 @@ async fn load_order(app: &App, id: &OrderId) -> Result<Order, ApiError> {
         .ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))
 }
 
+/// An order to change, with the store of its home (docs/regions.md): read
+/// here, then, if its home is another region, again there (strongly
+/// consistent: the home's state decides).
+async fn load_order_at_home(app: &App, id: &OrderId) -> Result<(Order, store::Store), ApiError> {
+    let order = load_order(app, id).await?;
+    let home = app.deps.store.at(order.home.as_deref())?;
+    if home.region() == app.deps.store.region() {
+        return Ok((order, home));
+    }
+    let there = home.get_consistent::<Order, _>(&keys::order(id)?).await?;
+    Ok((there.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))?, home))
+}
+
 /// Marketplace AP7 / e-commerce AP1: an order by id. `GetItem ORDER#<orderId> / #METADATA`.
 async fn get_order(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
@@ -181,7 +194,7 @@ async fn post_message(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     let NewMessage { body } = req.json()?;
-    let order = load_order(app, &id).await?;
+    let (order, home) = load_order_at_home(app, &id).await?;
     let is_party = caller.is(&order.buyer_id) || order.seller_id.as_ref().is_some_and(|s| caller.is(s));
     if !is_party {
         return Err(ApiError::forbidden("only the buyer or the seller may write on an order"));
@@ -199,7 +212,7 @@ async fn post_message(app: &App, req: Request) -> Result<Response, ApiError> {
         seller_id: seller,
         created_at: rfc3339(now_ms()),
     };
-    app.deps.store.put_new(&message).await?;
+    home.put_new(&message).await?;
     Response::created(&message)
 }
 
@@ -257,7 +270,7 @@ async fn move_order(
     next: OrderStatus,
 ) -> Result<Option<Response>, ApiError> {
     let id = *id;
-    let mut order = load_order(app, &id).await?;
+    let (mut order, home) = load_order_at_home(app, &id).await?;
     require_party(caller, &order.buyer_id, order.seller_id.as_ref())?;
     let is_seller = order.seller_id.as_ref().is_some_and(|s| caller.is(s));
     let allowed = caller.admin || is_seller || (next == OrderStatus::Cancelled && caller.is(&order.buyer_id));
@@ -272,7 +285,7 @@ async fn move_order(
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
     }
     let now = rfc3339(now_ms());
-    let mut tx = app.deps.store.transaction();
+    let mut tx = home.transaction();
     if next == OrderStatus::Cancelled {
         for (name, change) in write::order::cancel(&order, &now)? {
             tx.update(name, &change)?;

@@ -31,7 +31,7 @@ use keyschema::write;
 use keyschema::Key;
 use serde::{Deserialize, Serialize};
 use store::item::{entity_type, from_item};
-use store::{Item, StoreError, Transaction};
+use store::{Item, Store, StoreError, Transaction};
 
 use crate::{stock, App};
 
@@ -105,15 +105,21 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
     validate(&body)?;
     let request = serde_json::to_vec(&body).map_err(ApiError::internal)?;
     let key = Idempotency::required(&req, &caller.user_id, "orders", &request)?;
+    // Written at its home (docs/regions.md): a listing's order at the
+    // listing's, with its sale; a catalog order at the catalog's, the primary.
+    let home = match &body.listing_id {
+        Some(listing) => app.deps.listing_home(listing).await?,
+        None => app.deps.store.at_primary()?,
+    };
     let mut fresh = false;
     for attempt in 0..ATTEMPTS {
-        if let Some(first) = key.seen(&app.deps.store).await? {
-            return replay(app, &first).await;
+        if let Some(first) = key.seen(&home).await? {
+            return replay(&home, &first).await;
         }
         let attempt_key = key.with_order(OrderId::generate());
         let placed = match (&body.listing_id, &body.items) {
-            (Some(listing), _) => place_listing(app, &caller.user_id, listing, &attempt_key).await,
-            (None, Some(lines)) => place_products(app, &caller.user_id, lines, &attempt_key, fresh).await,
+            (Some(listing), _) => place_listing(app, &home, &caller.user_id, listing, &attempt_key).await,
+            (None, Some(lines)) => place_products(app, &home, &caller.user_id, lines, &attempt_key, fresh).await,
             (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
         };
         match placed {
@@ -121,8 +127,8 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
             // The listing sold or the stock gone: perhaps by the request
             // this one retries, which then holds the key.
             Err(Attempt::Failed(e)) if e.status == 409 => {
-                return match key.seen(&app.deps.store).await? {
-                    Some(first) => replay(app, &first).await,
+                return match key.seen(&home).await? {
+                    Some(first) => replay(&home, &first).await,
                     None => Err(e),
                 };
             }
@@ -154,10 +160,10 @@ fn validate(body: &NewOrder) -> Result<(), ApiError> {
 
 /// The answer to a request whose key was taken by the same request: the
 /// first order, marked replayed.
-async fn replay(app: &App, record: &IdempotencyRecord) -> Result<Response, ApiError> {
+async fn replay(home: &Store, record: &IdempotencyRecord) -> Result<Response, ApiError> {
     let no_order = || ApiError::internal("idempotency record without its order");
     let order_id = record.order_id.ok_or_else(no_order)?;
-    let order = app.deps.store.get_consistent::<Order, _>(&keys::order(&order_id)?).await?;
+    let order = home.get_consistent::<Order, _>(&keys::order(&order_id)?).await?;
     Ok(Response::created(&OrderAnswer::from(order.ok_or_else(no_order)?))?.replayed())
 }
 
@@ -178,6 +184,7 @@ fn of_entity<T: serde::de::DeserializeOwned>(items: Vec<Item>, entity: EntityTyp
 
 fn new_order(
     app: &App,
+    home: &Store,
     record: &IdempotencyRecord,
     buyer: &UserId,
     listing: Option<&Listing>,
@@ -187,6 +194,7 @@ fn new_order(
     let now = rfc3339(now_ms());
     let order_id = record.order_id.ok_or_else(|| ApiError::internal("idempotency record without an order id"))?;
     Ok(Order {
+        home: home.home_tag(),
         order_id,
         buyer_id: buyer.clone(),
         seller_id: listing.map(|l| l.seller_id.clone()),
@@ -221,8 +229,8 @@ const STOCK: &str = "stock ";
 
 /// The placement transaction, with the order's id as its token: the record,
 /// the order and its items, each put only if absent.
-fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -> Result<Transaction, StoreError> {
-    let mut tx = app.deps.store.transaction().with_token(order.order_id.to_string());
+fn placement(home: &Store, key: &Idempotency, order: &Order, items: &[OrderItem]) -> Result<Transaction, StoreError> {
+    let mut tx = home.transaction().with_token(order.order_id.to_string());
     key.put_in(&mut tx)?;
     tx.put_new("order", order)?;
     for item in items {
@@ -234,8 +242,16 @@ fn placement(app: &App, key: &Idempotency, order: &Order, items: &[OrderItem]) -
 /// Marketplace: buy a listing. The listing is marked sold (and moves to the
 /// `sold` GSI1 prefix, out of the browse index) only if still active at the
 /// price read.
-async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempotency) -> Result<Order, Attempt> {
-    let read = app.deps.store.batch_get_items(&[keys::listing(id)?.into(), keys::user(buyer)?.into()], false).await?;
+async fn place_listing(
+    app: &App,
+    home: &Store,
+    buyer: &UserId,
+    id: &ListingId,
+    key: &Idempotency,
+) -> Result<Order, Attempt> {
+    // At the listing's home: the buyer's item (the primary's) is there too,
+    // replicated, and the listing as it is there decides.
+    let read = home.batch_get_items(&[keys::listing(id)?.into(), keys::user(buyer)?.into()], false).await?;
     require_signed_up(&read)?;
     let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
@@ -246,7 +262,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
         return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
     let line = OrderLine::new(id.to_string(), 1);
-    let order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
+    let order = new_order(app, home, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
         item_id: id.to_string(),
@@ -256,7 +272,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
         buyer_id: buyer.clone(),
         seller_id: Some(listing.seller_id.clone()),
     };
-    let mut tx = placement(app, key, &order, &[item])?;
+    let mut tx = placement(home, key, &order, &[item])?;
     tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at)?)?;
     match send(tx).await {
         Ok(()) => Ok(order),
@@ -278,6 +294,7 @@ async fn place_listing(app: &App, buyer: &UserId, id: &ListingId, key: &Idempote
 /// products strongly consistent too (a share moved since the last read).
 async fn place_products(
     app: &App,
+    home: &Store,
     buyer: &UserId,
     lines: &[NewLine],
     key: &Idempotency,
@@ -286,7 +303,7 @@ async fn place_products(
     let mut wanted =
         lines.iter().map(|l| keys::product(&l.product_id).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
     wanted.push(keys::user(buyer)?.into());
-    let read = app.deps.store.batch_get_items(&wanted, fresh).await?;
+    let read = home.batch_get_items(&wanted, fresh).await?;
     require_signed_up(&read)?;
     let products = of_entity::<Product>(read, EntityType::Product)?;
     let mut total = Money::default();
@@ -301,7 +318,7 @@ async fn place_products(
         })?;
         found.push(product);
     }
-    let shares = stock::shares_of(app, &found).await?;
+    let shares = stock::shares_of(home, &found).await?;
     let random = key.record().order_id.map_or(0, |o| o.ulid().random());
     let mut order_lines = Vec::with_capacity(lines.len());
     for ((line, product), shares) in lines.iter().zip(&found).zip(&shares) {
@@ -338,7 +355,7 @@ async fn place_products(
         .into());
     }
     let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
-    let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
+    let order = new_order(app, home, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
         .zip(&found)
@@ -352,7 +369,7 @@ async fn place_products(
             seller_id: None,
         })
         .collect();
-    let mut tx = placement(app, key, &order, &items)?;
+    let mut tx = placement(home, key, &order, &items)?;
     for (product, shard, qty) in takes {
         let take = write::product::take_from_share(&product.product_id, shard, qty, product.price, &order.created_at)?;
         tx.update(format!("{STOCK}{} {shard}", product.product_id), &take)?;

@@ -6,19 +6,17 @@ use domain::stock::ProductStock;
 use futures_util::future::try_join_all;
 use keyschema::access;
 use store::item::from_item;
-use store::StoreError;
-
-use crate::App;
+use store::{Store, StoreError};
 
 /// Each product's shares of stock as (shard, units): the product item's
 /// (as read), then, for a product whose stock is shared, the others, read
 /// in one strongly consistent `Query` each, all at once.
-pub(crate) async fn shares_of(app: &App, products: &[&Product]) -> Result<Vec<Vec<(u16, u32)>>, StoreError> {
+pub(crate) async fn shares_of(home: &Store, products: &[&Product]) -> Result<Vec<Vec<(u16, u32)>>, StoreError> {
     try_join_all(products.iter().map(|product| async move {
         let mut shares = vec![(0u16, product.stock_level)];
         if product.stock_shards > 1 {
             let query = access::product_shares(&product.product_id)?;
-            for item in app.deps.store.query_all_consistent(&query).await? {
+            for item in home.query_all_consistent(&query).await? {
                 let share = from_item::<ProductStock>(item)?;
                 if share.shard < product.stock_shards {
                     shares.push((share.shard, share.stock_level));

@@ -102,14 +102,16 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
         category_id,
         rating: rating.0,
         body: body.into_string(),
+        home: order.home.clone(),
         created_at: now.clone(),
     };
-    let mut tx = app.store.transaction().with_token(review.review_id.to_string());
+    // With its order, at the order's home (docs/regions.md).
+    let mut tx = app.store.at(order.home.as_deref())?.transaction().with_token(review.review_id.to_string());
     tx.put_new("review", &review)?;
     tx.update("order", &write::review::record_on_order(&order_id, party, &review.review_id, &now)?)?;
     tx.must_exist("reviewed user", &keys::user(&review.reviewed_user_id)?)?;
     match tx.send().await {
-        Ok(()) => Response::created(&review),
+        Ok(()) => Response::created(&Review { home: None, ..review }),
         Err(e) if e.failed("order") => {
             let current = e.failed_item("order").cloned().map(from_item::<Order>).transpose()?;
             match current {
@@ -190,8 +192,14 @@ async fn moderate(app: &Deps, req: Request) -> Result<Response, ApiError> {
     req.admin()?;
     let user: UserId = req.path("userId")?;
     let id: ReviewId = req.path("reviewId")?;
-    let mut tx = app.store.transaction();
-    tx.delete("review", &keys::review(&user, &id)?, &[Cond::ItemExists])?;
+    // At its home: in a global table read here first to learn it.
+    let key = keys::review(&user, &id)?;
+    let home = match app.store.is_global() {
+        true => app.store.get::<Review, _>(&key).await?.and_then(|r| r.home),
+        false => None,
+    };
+    let mut tx = app.store.at(home.as_deref())?.transaction();
+    tx.delete("review", &key, &[Cond::ItemExists])?;
     match tx.send().await {
         Ok(()) => Ok(Response::no_content()),
         Err(e) if e.failed("review") => Err(ApiError::not_found(format!("user `{user}` has no review `{id}`"))),

@@ -80,6 +80,9 @@ pub struct BatchReport {
     pub aggregated: usize,
     /// Listings whose search postings were brought in line.
     pub searched: usize,
+    /// Work left to another region: index keys, postings or counts of
+    /// items homed there (docs/regions.md).
+    pub elsewhere: usize,
     /// Index key writes whose condition found the item no longer as the
     /// image had it (a stale or replayed record).
     pub stale: usize,
@@ -114,6 +117,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
                 aggregated = report.aggregated,
                 searched = report.searched,
                 stale = report.stale,
+                elsewhere = report.elsewhere,
                 writes = report.writes,
                 failed = report.failed.len(),
                 latencyMs = m.latency_ms(),
@@ -179,9 +183,15 @@ pub async fn process_batch_with(
             }
         };
         let seq = || record.sequence_number.clone();
+        // Derived only at the home of what it derives (docs/regions.md): a
+        // listing's keys and postings at the listing's, a count at its
+        // holder's. Replicated records arrive in every region; each region
+        // takes its part.
+        let listing_here = store.is_home(record.current().and_then(derived::Image::home));
         match Touched::of_record(&record)
             .and_then(|t| t.map(|t| Ok((keyschema::keys::listing(&t.listing)?.into(), t))).transpose())
         {
+            Ok(Some(_)) if !listing_here => report.elsewhere += 1,
             Ok(Some((key, touched))) => {
                 let work = items.of(key);
                 work.search_records.push((at, seq()));
@@ -194,6 +204,7 @@ pub async fn process_batch_with(
             Err(e) => malformed(&e, "search postings skipped: it can never succeed"),
         }
         match KeysOf::of_record(&record) {
+            Ok(Some(_)) if !listing_here => report.elsewhere += 1,
             Ok(Some(keys)) => {
                 let work = items.of(keys.key.clone());
                 work.keys_records.push((at, seq()));
@@ -205,6 +216,10 @@ pub async fn process_batch_with(
         match aggregates::counts(&record) {
             Ok(counts) => {
                 for count in counts {
+                    if !store.is_home(count.aggregate.home.as_deref()) {
+                        report.elsewhere += 1;
+                        continue;
+                    }
                     items.of(count.aggregate.key.clone()).counts.push((at, seq(), count));
                 }
             }

@@ -79,6 +79,7 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let body: SignUp = req.json()?;
     let now = rfc3339(now_ms());
     let user = User {
+        home: app.store.home_tag(),
         user_id: caller.user_id.clone(),
         name: body.name.into_string(),
         email: body.email,
@@ -89,7 +90,9 @@ async fn sign_up(app: &Deps, req: Request) -> Result<Response, ApiError> {
         updated_at: now,
     };
     let guard = EmailGuard { email: user.email.clone(), user_id: user.user_id.clone() };
-    let mut tx = app.store.transaction();
+    // The user and the guard live in the primary region (one account per
+    // email needs one place); what the user sells, in this one.
+    let mut tx = app.store.at_primary()?.transaction();
     tx.put_new("user", &user)?;
     tx.put_new("guard", &guard)?;
     match tx.send().await {
@@ -156,7 +159,8 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     if let Some(new_email) = &change.email {
         // Strongly consistent: the guard to release is the one of the email
         // the user has now, not of one a moment ago.
-        let current = app.store.get_consistent::<User, _>(&keys::user(&id)?).await?.ok_or_else(not_found)?;
+        let current =
+            app.store.at_primary()?.get_consistent::<User, _>(&keys::user(&id)?).await?.ok_or_else(not_found)?;
         if &current.email != new_email {
             return change_email(app, &caller, current, new_email, change.name.map(Name::into_string), now).await;
         }
@@ -167,7 +171,7 @@ async fn update_user(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let Some(name) = change.name else {
         return Err(ApiError::bad_request("invalid body: give `name`, `email` or both"));
     };
-    match app.store.update(&write::user::rename(&id, name.as_str(), &now)?).await {
+    match app.store.at_primary()?.update(&write::user::rename(&id, name.as_str(), &now)?).await {
         Ok(item) => Response::ok(&profile(&from_item::<User>(item)?, Some(&caller))),
         Err(e) if e.is_conditional_check_failed() => Err(not_found()),
         Err(e) => Err(e.into()),
@@ -187,7 +191,7 @@ async fn change_email(
         change = change.set(attr::NAME, Value::s(name));
     }
     let guard = EmailGuard { email: new_email.clone(), user_id: user.user_id.clone() };
-    let mut tx = app.store.transaction();
+    let mut tx = app.store.at_primary()?.transaction();
     tx.update("user", &change)?;
     tx.delete("old guard", &keys::email_guard(&user.email)?, &[write::email_guard::held_by(&user.user_id)])?;
     tx.put_new("new guard", &guard)?;
@@ -223,6 +227,7 @@ async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
         return Err(ApiError::forbidden("sign up (POST /users) before adding favorites"));
     }
     let listing = of(EntityType::Listing).cloned().map(from_item::<Listing>).transpose()?;
+    let listing_home = listing.as_ref().and_then(|l| l.home.clone());
     match listing.map(|l| l.status) {
         None | Some(ListingStatus::Removed) => {
             return Err(ApiError::not_found(format!("listing `{listing_id}` does not exist")));
@@ -231,14 +236,18 @@ async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
         Some(ListingStatus::Active) => {}
     }
     let favorite = Favorite {
+        listing_home,
         user_id: caller.user_id,
         listing_id,
         favorite_id: FavoriteId::generate(),
         created_at: rfc3339(now_ms()),
     };
-    match app.store.put_new(&favorite).await {
-        Ok(()) => Response::created(&favorite),
-        Err(StoreError::ConditionFailed(Some(item))) => Response::ok(&from_item::<Favorite>(item)?),
+    // With its user, in the primary region; counted at the listing's home.
+    match app.store.at_primary()?.put_new(&favorite).await {
+        Ok(()) => Response::created(&Favorite { listing_home: None, ..favorite }),
+        Err(StoreError::ConditionFailed(Some(item))) => {
+            Response::ok(&Favorite { listing_home: None, ..from_item::<Favorite>(item)? })
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -248,7 +257,7 @@ async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
 async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let listing: ListingId = req.path("listingId")?;
-    let mut tx = app.store.transaction();
+    let mut tx = app.store.at_primary()?.transaction();
     tx.delete("favorite", &keys::favorite(&caller.user_id, &listing)?, &[])?;
     tx.send().await?;
     Ok(Response::no_content())

@@ -64,6 +64,19 @@ impl Deps {
         Deps { store, cursors, near_index: keyschema::NearIndex::default() }
     }
 
+    /// The store that writes listing `id` and its sale (its home's:
+    /// docs/regions.md). In a global table its home is read from this
+    /// region's replica (a listing's home never changes; one not yet
+    /// replicated here is written here, where its condition finds nothing);
+    /// in one region, this store, without a read.
+    pub async fn listing_home(&self, id: &domain::ids::ListingId) -> Result<Store, ApiError> {
+        if !self.store.is_global() {
+            return Ok(self.store.clone());
+        }
+        let listing = self.store.get::<domain::model::Listing, _>(&keyschema::keys::listing(id)?).await?;
+        Ok(self.store.at(listing.and_then(|l| l.home).as_deref())?)
+    }
+
     /// `GetItem` of an entity that must exist: 404 `<what> does not exist` otherwise.
     pub async fn get_or_404<T: keyschema::ReadAs<E>, E: keyschema::Entity>(
         &self,

@@ -157,6 +157,15 @@ impl Image {
         }
     }
 
+    /// The home region the item names (`home`: a listing's, an order's, a
+    /// review's; docs/regions.md), decoded or not; none: the primary.
+    pub fn home(&self) -> Option<&str> {
+        match self.item.get("home") {
+            Some(serde_dynamo::AttributeValue::S(home)) => Some(home),
+            _ => None,
+        }
+    }
+
     /// The item decoded as `T`: for a derivation that reads an entity
     /// [`Body`] does not decode (one needs no variant of its own here).
     pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, DerivedError> {

@@ -40,6 +40,11 @@ pub struct User {
     /// Number of reviews about the user (kept by the stream processor).
     #[serde(default, deserialize_with = "counter::u32")]
     pub review_count: u32,
+    /// The home region of what the user sells (chosen at sign-up: the
+    /// region that served it); the user item itself lives in the primary (docs/regions.md): set only in
+    /// a global table of several regions; none: the primary region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last change.
@@ -87,6 +92,11 @@ pub struct Listing {
     /// How many users have it as a favorite (kept by the stream processor).
     #[serde(default, deserialize_with = "counter::u32")]
     pub favorite_count: u32,
+    /// Its home region (its seller's), where it, its sale and what is
+    /// derived from it are written (docs/regions.md): set only in
+    /// a global table of several regions; none: the primary region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last change.
@@ -157,6 +167,11 @@ pub struct Order {
     /// The seller's review of the buyer, once written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seller_review_id: Option<ReviewId>,
+    /// Its home region (its listing's; a catalog order's is the
+    /// primary), where it, its items, messages and reviews are written (docs/regions.md): set only in
+    /// a global table of several regions; none: the primary region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
     /// RFC 3339 time of the last change.
@@ -224,6 +239,10 @@ pub struct Review {
     pub rating: u8,
     /// The text.
     pub body: String,
+    /// Its home region (its order's), where it is written and deleted
+    /// (docs/regions.md); none: the primary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
 }
@@ -275,6 +294,11 @@ pub struct Favorite {
     /// This favoriting (new each time it is added again): orders the list
     /// and identifies it to the stream processor's count.
     pub favorite_id: FavoriteId,
+    /// The listing's home region, where its count is kept (docs/regions.md);
+    /// none: the primary. The favorite itself lives with its user, in the
+    /// primary region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing_home: Option<String>,
     /// RFC 3339 time it was added.
     pub created_at: String,
 }

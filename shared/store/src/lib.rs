@@ -13,6 +13,7 @@ pub mod client;
 pub mod conflicts;
 mod details;
 mod error;
+pub mod homes;
 pub mod item;
 mod operation_facts;
 pub mod table;
@@ -31,6 +32,7 @@ use serde::de::DeserializeOwned;
 pub use aws_sdk_dynamodb;
 pub use client::Endpoint;
 pub use error::{Cancellation, StoreError};
+pub use homes::Regions;
 pub use item::Item;
 pub use tx::Transaction;
 pub use usage::{operation_name, Observer, Usage};
@@ -60,19 +62,30 @@ pub struct Page<T> {
 pub struct Store {
     client: Client,
     table: Arc<str>,
+    regions: Regions,
 }
 
 impl Store {
-    /// A store over an existing client.
+    /// A store over an existing client, in one region (its client's).
     pub fn new(client: Client, table: impl Into<Arc<str>>) -> Self {
-        Store { client, table: table.into() }
+        let here = client.config().region().map_or_else(|| "local".to_owned(), ToString::to_string);
+        Store { client, table: table.into(), regions: Regions::single(&here) }
     }
 
-    /// Reads `TABLE_NAME` and `DYNAMODB_ENDPOINT` and builds the client.
+    /// Reads `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `REGIONS` (a global
+    /// table's regions, primary first: [`homes`]) and builds the clients:
+    /// one per region, each built once.
     pub async fn from_env() -> Result<Self, String> {
         let table = std::env::var(TABLE_VAR).map_err(|_| format!("{TABLE_VAR} is not set"))?;
-        let config = client::config(&Endpoint::from_env()).await.build();
-        Ok(Store::new(Client::from_conf(config), table))
+        let config = client::config(&Endpoint::from_env()).await;
+        let store = Store::new(Client::from_conf(config.clone().build()), table);
+        let list = std::env::var(homes::REGIONS_VAR).unwrap_or_default();
+        let Some((primary, others)) = Regions::parse_list(&list, store.region())? else { return Ok(store) };
+        let region = |r: &str| aws_sdk_dynamodb::config::Region::new(r.to_owned());
+        let peers =
+            others.into_iter().map(|r| (r.clone(), Client::from_conf(config.clone().region(region(&r)).build())));
+        let here = store.region().to_owned();
+        Ok(store.with_regions(Regions::global(&here, &primary, peers.collect())))
     }
 
     /// The SDK client, for operations the generic helpers do not cover.

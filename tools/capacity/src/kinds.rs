@@ -190,9 +190,6 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         Kind::ListBrands => vec![cached(read(access::brands()?, page, kb.small), 60.0)],
         Kind::CreateListing => {
             let new = listing(ids, &ids.new_listing, ListingStatus::Active);
-            let seller = attrs(&user(&ids.seller, UserRole::Both));
-            let to_seller = write::user::become_seller(&ids.seller, NOW)?;
-            let _ = (seller, to_seller);
             // The category read (remembered five minutes), the seller read
             // (already a seller: not rewritten), the listing put.
             let mut out = vec![
@@ -269,6 +266,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 Vec::new()
             };
             let favorite = domain::model::Favorite {
+                listing_home: None,
                 user_id: ids.buyer.clone(),
                 listing_id: ids.listing,
                 favorite_id: domain::ids::FavoriteId::generate(),
@@ -349,6 +347,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         Kind::WriteReview => {
             let o = order(ids, true, OrderStatus::Delivered);
             let review = domain::model::Review {
+                home: None,
                 review_id: ids.review,
                 reviewed_user_id: ids.seller.clone(),
                 author_id: ids.buyer.clone(),

@@ -195,6 +195,7 @@ pub(crate) const NOW: &str = "2026-11-23T00:00:00.000Z";
 
 pub(crate) fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domain::model::Listing {
     domain::model::Listing {
+        home: None,
         listing_id: *id,
         seller_id: ids.seller.clone(),
         title: "A title".into(),
@@ -214,6 +215,7 @@ pub(crate) fn listing(ids: &Ids, id: &ListingId, status: ListingStatus) -> domai
 
 pub(crate) fn user(id: &UserId, role: UserRole) -> domain::model::User {
     domain::model::User {
+        home: None,
         user_id: id.clone(),
         name: "A name".into(),
         email: format!("{id}@example.com").parse().unwrap_or_else(|_| "x@example.com".parse().expect("an email")),
@@ -242,6 +244,7 @@ pub(crate) fn product(ids: &Ids) -> domain::model::Product {
 
 pub(crate) fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::model::Order {
     domain::model::Order {
+        home: None,
         order_id: ids.order,
         buyer_id: ids.buyer.clone(),
         seller_id: listing.then(|| ids.seller.clone()),

@@ -90,6 +90,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     for (id, name, email) in USERS {
         let role = if id == "bob" { UserRole::Buyer } else { UserRole::Both };
         let user = User {
+            home: None,
             user_id: parse::<domain::ids::UserId>(id)?,
             name: name.into(),
             email: parse::<domain::ids::Email>(email)?,
@@ -118,6 +119,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         };
         let shards = categories.iter().find(|c| c.0 == category).map_or(1, |c| c.2);
         let listing = Listing {
+            home: None,
             listing_id,
             seller_id: parse::<domain::ids::UserId>("alice")?,
             title: title.into(),
@@ -144,6 +146,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
     }
     let order_id = parse(ORDER_ID)?;
     let order = Order {
+        home: None,
         order_id,
         buyer_id: parse("bob")?,
         seller_id: Some(parse("alice")?),
@@ -176,6 +179,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
 async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
     let (alice, bob): (domain::ids::UserId, domain::ids::UserId) = (parse("erin")?, parse("bob")?);
     let listing = Listing {
+        home: None,
         listing_id: parse(DELIVERED_LISTING_ID)?,
         seller_id: alice.clone(),
         title: "Teapot, celadon".into(),
@@ -192,6 +196,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
     };
     let order_id = parse(DELIVERED_ORDER_ID)?;
     let review = Review {
+        home: None,
         review_id: parse(REVIEW_ID)?,
         reviewed_user_id: alice.clone(),
         author_id: bob.clone(),
@@ -202,6 +207,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         created_at: now.to_owned(),
     };
     let order = Order {
+        home: None,
         order_id,
         buyer_id: bob.clone(),
         seller_id: Some(alice.clone()),

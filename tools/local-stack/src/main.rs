@@ -106,6 +106,15 @@ async fn serve(args: &[String]) -> Result<(), String> {
     let loaded = demo::load(&deps.store).await.map_err(|e| format!("demo data: {e}"))?;
     limits.iter().for_each(|l| l.pause(false));
     let template = Template::project()?;
+    // With --regions 2: region B beside, both writing each item at its home.
+    let (deps, second) = match asked.regions {
+        2 => {
+            let delay = std::time::Duration::from_millis(200);
+            let (name, deps_a, deps_b) = local_stack::regions::start_second(&endpoint, &deps, delay).await?;
+            (deps_a, Some((name, deps_b)))
+        }
+        _ => (deps, None),
+    };
     let mut gateway = Gateway::new(template.routes(), functions::http_functions(&deps), jwt::secret())?;
     gateway.limits = limits.clone();
     let failures = local_stack::stream::failures_file();
@@ -114,20 +123,21 @@ async fn serve(args: &[String]) -> Result<(), String> {
     let timeout = maintenance::expire::timeout_from_env()?;
     let every = std::time::Duration::from_secs(2);
     tokio::spawn(local_stack::jobs::sweeper(deps.store.clone(), timeout, every));
+    if let Some((_, deps_b)) = &second {
+        tokio::spawn(local_stack::jobs::sweeper(deps_b.store.clone(), timeout, every));
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| format!("port {port}: {e}"))?;
-    // With --regions 2: region B on the next port (both bound before anything is said).
-    let second = match asked.regions {
-        2 => {
+    // Region B on the next port (both bound before anything is said).
+    let second = match second {
+        Some((name, deps_b)) => {
             let port_b = port.checked_add(1).ok_or("PORT + 1 is not a port")?;
             let listener_b = tokio::net::TcpListener::bind(("127.0.0.1", port_b))
                 .await
                 .map_err(|e| format!("port {port_b} (region B): {e}"))?;
-            let delay = std::time::Duration::from_millis(200);
-            let (name, deps_b) = local_stack::regions::start_second(&endpoint, &deps, delay).await?;
             let gateway_b = Gateway::new(template.routes(), functions::http_functions(&deps_b), jwt::secret())?;
             Some((name, port_b, listener_b, gateway_b))
         }
-        _ => None,
+        None => None,
     };
     match docs.await {
         Ok(Ok(_)) => {}
@@ -155,7 +165,7 @@ async fn serve(args: &[String]) -> Result<(), String> {
         println!(
             "Regions:  A = {region_a} on port {port}, B = {name} on port {port_b}: one DynamoDB Local ({}), a \
              database each (DynamoDB Local keeps one per region), replicated both ways after 200 ms, a stream \
-             processor each; demo data loaded in A",
+             processor each, every item written at its home (docs/regions.md); demo data loaded in A",
             dynamo.endpoint
         );
     }

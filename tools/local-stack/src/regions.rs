@@ -21,19 +21,38 @@ pub fn second_region(first: &str) -> String {
 /// The second region beside the first (whose handlers' dependencies are
 /// `a`, at DynamoDB Local's `endpoint`): its replica of the table, its
 /// stream processor, and replication both ways (a change waiting `delay`),
-/// polling in the background. Returns its name and its dependencies.
-pub async fn start_second(endpoint: &str, a: &Deps, delay: std::time::Duration) -> Result<(String, Deps), String> {
-    let first = a.store.client().config().region().map_or_else(|| "us-east-1".to_owned(), |r| r.to_string());
+/// polling in the background. Returns its name and both regions'
+/// dependencies, each writing every item at its home ([`routed`]).
+pub async fn start_second(
+    endpoint: &str,
+    a: &Deps,
+    delay: std::time::Duration,
+) -> Result<(String, Deps, Deps), String> {
+    let first = a.store.region().to_owned();
     let name = second_region(&first);
     let region_a = RegionTable::connect(endpoint, &first, a.store.table(), None).await?;
     let region_b = RegionTable::connect(endpoint, &name, a.store.table(), None).await?;
-    let b = region_b.deps(a);
-    let poller = crate::stream::StreamPoller::new(b.store.clone(), endpoint).await?;
+    let (deps_a, deps_b) = routed(&region_a, &region_b, a);
+    let poller = crate::stream::StreamPoller::new(deps_b.store.clone(), endpoint).await?;
     let interval = std::time::Duration::from_millis(100);
     tokio::spawn(poller.with_failures_file(crate::stream::failures_file()).run(interval));
     let settings = replicator::Settings { delay };
     tokio::spawn(replicator::Replicator::new(region_a, region_b, settings).run(interval));
-    Ok((name, b))
+    Ok((name, deps_a, deps_b))
+}
+
+/// Both regions' handlers' dependencies (like `like`'s otherwise), each
+/// with a client for the other: every item written at its home, `a` the
+/// primary (docs/regions.md). [`RegionTable::deps`] is the same without
+/// routing: every write in the region the request reached.
+pub fn routed(a: &RegionTable, b: &RegionTable, like: &Deps) -> (Deps, Deps) {
+    let peer = |r: &RegionTable| BTreeMap::from([(r.name.clone(), r.client.clone())]);
+    let in_a = store::Regions::global(&a.name, &a.name, peer(b));
+    let in_b = store::Regions::global(&b.name, &a.name, peer(a));
+    let (mut deps_a, mut deps_b) = (a.deps(like), b.deps(like));
+    deps_a.store = deps_a.store.with_regions(in_a);
+    deps_b.store = deps_b.store.with_regions(in_b);
+    (deps_a, deps_b)
 }
 
 /// One region's replica of the table.
@@ -73,8 +92,9 @@ impl RegionTable {
         Ok(RegionTable { name: region.to_owned(), client, streams, table: table.to_owned(), stream_arn })
     }
 
-    /// The handlers' dependencies in this region (cursors signed with the
-    /// same key as `like`'s: the same secret in both regions).
+    /// The handlers' dependencies in this region, as if it were the only
+    /// one (cursors signed with the same key as `like`'s: the same secret
+    /// in both regions).
     pub fn deps(&self, like: &Deps) -> Deps {
         Deps { store: store::Store::new(self.client.clone(), self.table.clone()), ..like.clone() }
     }

@@ -99,6 +99,7 @@ impl UserRatings {
             sum: Some(attr::RATING_SUM),
             count: attr::REVIEW_COUNT,
             markers: vec![access::rating_slots_of(user)?],
+            home: None,
             init: vec![],
         })
     }
@@ -135,6 +136,7 @@ impl CategoryRatings {
             markers: (0..CATEGORY_RATING_MARKER_SHARDS)
                 .map(|shard| access::category_rating_slots_of(category, shard))
                 .collect::<Result<_, _>>()?,
+            home: None,
             init: vec![
                 (ENTITY_TYPE, Value::s(EntityType::CategoryRating.as_str())),
                 ("categoryId", Value::s(category.as_str())),
@@ -168,8 +170,9 @@ impl Counted for CategoryRatings {
 }
 
 impl ListingFavorites {
-    /// The favorite count of `listing` and where its markers are (its shards).
-    pub fn of(listing: &ListingId) -> Result<Aggregate, DerivedError> {
+    /// The favorite count of `listing` (homed in `home`) and where its
+    /// markers are (its shards).
+    pub fn of(listing: &ListingId, home: Option<&str>) -> Result<Aggregate, DerivedError> {
         Ok(Aggregate {
             kind: AggregateKind::ListingFavorites,
             key: keys::listing(listing)?.into(),
@@ -178,6 +181,7 @@ impl ListingFavorites {
             markers: (0..FAVORITE_MARKER_SHARDS)
                 .map(|shard| access::favorite_markers_of(listing, shard))
                 .collect::<Result<_, _>>()?,
+            home: home.map(str::to_owned),
             init: vec![],
         })
     }
@@ -201,7 +205,7 @@ impl Counted for ListingFavorites {
             weight: 1,
         };
         Ok(Some(Count {
-            aggregate: Self::of(&favorite.listing_id)?,
+            aggregate: Self::of(&favorite.listing_id, favorite.listing_home.as_deref())?,
             marker: keys::favorite_marker(&favorite.user_id, &favorite.listing_id)?.into(),
             marker_item: store::item::to_item(&marker)?,
             version: Some(favorite.favorite_id.ulid()),
@@ -218,12 +222,13 @@ impl Counted for ListingFavorites {
             base: keys::favorite(&m.user_id, &m.listing_id)?.into(),
             member: None,
         };
-        Ok(Some((Self::of(&m.listing_id)?, vec![instance])))
+        // Reconcile settles markers where it runs (its region's replica).
+        Ok(Some((Self::of(&m.listing_id, None)?, vec![instance])))
     }
 
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
         match image.listing_id() {
-            Some(listing) if image.entity == EntityType::Listing => Ok(Some(Self::of(&listing)?)),
+            Some(listing) if image.entity == EntityType::Listing => Ok(Some(Self::of(&listing, image.home())?)),
             _ => Ok(None),
         }
     }

@@ -93,6 +93,10 @@ pub struct Aggregate {
     pub count: &'static str,
     /// Every marker of the aggregate is in one of these.
     pub markers: Vec<KeyQuery>,
+    /// The home region of the item holding it (docs/regions.md), where it
+    /// is kept: a listing's count at the listing's; none: the primary (the
+    /// users' and the categories' ratings).
+    pub home: Option<String>,
     /// Attributes set with every change of it, so that its first change
     /// creates its item (an aggregate in an item of its own: a category's
     /// rating); empty: the item must exist (a user, a listing).

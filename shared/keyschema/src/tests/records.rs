@@ -56,6 +56,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
     prop_oneof![
         (user(), email(), 0u64..100, 0u32..20).prop_map(|(u, e, sum, count)| {
             let r = User {
+                home: None,
                 user_id: u.clone(),
                 name: "N".into(),
                 email: e.clone(),
@@ -74,6 +75,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 let hash = at.geohash(domain::geo::HASH_LEN);
                 let (l, c): (ListingId, CategoryId) = (ListingId::from_ulid(l), c.parse().unwrap());
                 let r = Listing {
+                    home: None,
                     listing_id: l,
                     seller_id: s.clone(),
                     title: "T".into(),
@@ -101,6 +103,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                 ids.extend(s.as_ref().map(|s| s.to_string()));
                 let (review, listing) = (r.map(ReviewId::from_ulid), r.map(ListingId::from_ulid));
                 let r = Order {
+                    home: None,
                     order_id: o,
                     buyer_id: b,
                     seller_id: s,
@@ -133,6 +136,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
         (user(), user(), ulid(), ulid()).prop_map(|(r, a, id, o)| {
             let id = ReviewId::from_ulid(id);
             let rec = Review {
+                home: None,
                 review_id: id,
                 reviewed_user_id: r.clone(),
                 author_id: a.clone(),
@@ -147,7 +151,13 @@ pub fn any_record() -> impl Strategy<Value = Record> {
         (user(), ulid(), ulid()).prop_map(|(u, l, f)| {
             let (l, f) = (ListingId::from_ulid(l), FavoriteId::from_ulid(f));
             same(
-                Favorite { user_id: u.clone(), listing_id: l, favorite_id: f, created_at: T.into() },
+                Favorite {
+                    user_id: u.clone(),
+                    listing_id: l,
+                    favorite_id: f,
+                    listing_home: None,
+                    created_at: T.into(),
+                },
                 vec![u.to_string(), l.to_string(), f.to_string()],
             )
         }),

@@ -8,6 +8,7 @@ use store::Item;
 fn change(version: Option<u128>, weight: u32, inserted: bool) -> Count {
     Count {
         aggregate: Aggregate {
+            home: None,
             kind: AggregateKind::ListingFavorites,
             key: Key { pk: "A".into(), sk: "A".into() },
             sum: None,

@@ -1,0 +1,135 @@
+//! Homes (docs/regions.md): the regions of a global table, and where an
+//! item is written. In DynamoDB's default multi-region mode a condition is
+//! checked against the local replica only and concurrent writes of an item
+//! in two regions are settled by last writer wins, so every item is
+//! written in one region, its home, and a function elsewhere writes it
+//! through a client for that region ([`Store::at`]).
+//!
+//! An item's home is a region named on it or on what it belongs to (a
+//! listing's `home`, its seller's), or else the primary region: the first
+//! of `REGIONS`, home of the users and their email guards, the catalog and
+//! the ratings. Without `REGIONS` there is one region, the function's own,
+//! and every home is it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::Client;
+
+use crate::{Store, StoreError};
+
+/// Environment variable listing the global table's regions, primary first
+/// (`us-east-1,eu-west-1`); unset: one region.
+pub const REGIONS_VAR: &str = "REGIONS";
+
+/// The regions a store writes in: its own, the primary, and a client for
+/// each other region.
+#[derive(Clone, Debug)]
+pub struct Regions {
+    here: Arc<str>,
+    primary: Arc<str>,
+    peers: Arc<BTreeMap<String, Client>>,
+}
+
+impl Regions {
+    /// One region, `here`: every home is it.
+    pub fn single(here: &str) -> Regions {
+        Regions { here: here.into(), primary: here.into(), peers: Arc::default() }
+    }
+
+    /// The regions of a global table, seen from `here`: `primary` and the
+    /// clients of the others by region.
+    pub fn global(here: &str, primary: &str, peers: BTreeMap<String, Client>) -> Regions {
+        Regions { here: here.into(), primary: primary.into(), peers: Arc::new(peers) }
+    }
+
+    /// `REGIONS` read (primary first; it must name `here`): the primary and
+    /// the other regions, or `None` when unset or naming one region.
+    pub fn parse_list(list: &str, here: &str) -> Result<Option<(String, Vec<String>)>, String> {
+        let regions: Vec<String> = list.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect();
+        let Some(primary) = regions.first().cloned() else { return Ok(None) };
+        if !regions.iter().any(|r| r == here) {
+            return Err(format!("{REGIONS_VAR}={list} does not name this region ({here})"));
+        }
+        let others: Vec<String> = regions.into_iter().filter(|r| r != here).collect();
+        Ok((!others.is_empty() || primary != here).then_some((primary, others)))
+    }
+}
+
+impl Store {
+    /// This store's region (its client's).
+    pub fn region(&self) -> &str {
+        &self.regions.here
+    }
+
+    /// The primary region: home of the users, the catalog, the ratings,
+    /// and of items that name no home.
+    pub fn primary_region(&self) -> &str {
+        &self.regions.primary
+    }
+
+    /// The region `home` names, or the primary when it names none.
+    pub fn home_of<'a>(&'a self, home: Option<&'a str>) -> &'a str {
+        home.unwrap_or(&self.regions.primary)
+    }
+
+    /// Whether what lives in `home` (the primary when `None`) is written here.
+    pub fn is_home(&self, home: Option<&str>) -> bool {
+        self.home_of(home) == self.region()
+    }
+
+    /// The store that writes what lives in `home` (the primary when
+    /// `None`): this one, or one over that region's client (a region with
+    /// no client is `Unavailable`).
+    pub fn at(&self, home: Option<&str>) -> Result<Store, StoreError> {
+        let home = self.home_of(home);
+        if home == self.region() {
+            return Ok(self.clone());
+        }
+        let client = self.regions.peers.get(home).ok_or_else(|| {
+            StoreError::Unavailable(format!("no client for region {home} (set {REGIONS_VAR} to include it)"))
+        })?;
+        let mut peers = (*self.regions.peers).clone();
+        peers.remove(home);
+        peers.insert(self.region().to_owned(), self.client.clone());
+        let regions = Regions::global(home, &self.regions.primary, peers);
+        Ok(Store { client: client.clone(), table: self.table.clone(), regions })
+    }
+
+    /// Whether the table is global (several regions).
+    pub fn is_global(&self) -> bool {
+        !self.regions.peers.is_empty()
+    }
+
+    /// The home to name on an item made here: this region in a global
+    /// table, none in a single region (whose items all live in it).
+    pub fn home_tag(&self) -> Option<String> {
+        self.is_global().then(|| self.region().to_owned())
+    }
+
+    /// The store that writes what lives in the primary region.
+    pub fn at_primary(&self) -> Result<Store, StoreError> {
+        self.at(None)
+    }
+
+    /// This store in a global table of `regions` (as seen from its region).
+    pub fn with_regions(mut self, regions: Regions) -> Store {
+        self.regions = regions;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_region_list_names_the_primary_first_and_must_hold_this_region() {
+        let parse = |list| Regions::parse_list(list, "eu-west-1");
+        assert_eq!(parse(""), Ok(None));
+        assert_eq!(parse("eu-west-1"), Ok(None), "one region: no routing");
+        assert_eq!(parse("us-east-1, eu-west-1"), Ok(Some(("us-east-1".into(), vec!["us-east-1".into()]))));
+        assert_eq!(parse("eu-west-1,us-east-1"), Ok(Some(("eu-west-1".into(), vec!["us-east-1".into()]))));
+        assert!(parse("us-east-1,ap-south-1").is_err_and(|e| e.contains("eu-west-1")));
+    }
+}
