@@ -10,7 +10,9 @@
 use std::time::Duration;
 
 use integration_tests::workload::favorite;
-use integration_tests::{endpoint, listings, new_listing, orders, req, sign_up_all, users, As, TestTable};
+use integration_tests::{
+    catalog, endpoint, listings, new_listing, orders, req, reviews, sign_up_all, users, As, TestTable,
+};
 use local_stack::regions::replicator::{Replicator, Settings};
 use local_stack::regions::{routed, second_region, RegionTable};
 use local_stack::stream::StreamPoller;
@@ -36,15 +38,20 @@ impl Pair {
     /// in both regions if `process`; every item written at its home if
     /// `homes` (else in the region the request reached).
     async fn with_demo_data(settings: Settings, process: bool, homes: bool) -> Pair {
+        Pair::reaching_a_at(endpoint(), settings, process, homes).await
+    }
+
+    /// [`Pair::with_demo_data`], every client of region A reaching it at
+    /// `a_at` (a proxy that can cut it off).
+    async fn reaching_a_at(a_at: &str, settings: Settings, process: bool, homes: bool) -> Pair {
         let t = TestTable::with_demo_data().await;
         let table = t.deps.store.table().to_owned();
-        let region = |deps: &api::Deps| deps.store.client().config().region().map(|r| r.to_string()).unwrap();
-        let name_a = region(&t.deps);
-        let a = RegionTable::connect(endpoint(), &name_a, &table, None).await.unwrap();
+        let name_a = t.deps.store.region().to_owned();
+        let a = RegionTable::connect(a_at, &name_a, &table, None).await.unwrap();
         let b = RegionTable::connect(endpoint(), &second_region(&name_a), &table, None).await.unwrap();
         let (deps_a, deps_b) = if homes { routed(&a, &b, &t.deps) } else { (a.deps(&t.deps), b.deps(&t.deps)) };
         let pollers = [
-            StreamPoller::new(deps_a.store.clone(), endpoint()).await.unwrap(),
+            StreamPoller::new(deps_a.store.clone(), a_at).await.unwrap(),
             StreamPoller::new(deps_b.store.clone(), endpoint()).await.unwrap(),
         ];
         let replication = Replicator::new(a, b, settings);
@@ -174,6 +181,7 @@ async fn with_homes_nothing_sells_twice_and_counts_add_up() {
     twins.sort_unstable();
     assert_eq!(twins, [201, 409], "{:?} {:?}", twin_a.body, twin_b.body);
 
+    let mut sales = Vec::new();
     for listing in [local_stack::demo::LISTING_IDS[1], homed_in_b.as_str()] {
         let buy = |by: &'static str| {
             let key = format!("{by}-{listing}");
@@ -183,7 +191,33 @@ async fn with_homes_nothing_sells_twice_and_counts_add_up() {
         let mut answers = [in_a.status, in_b.status];
         answers.sort_unstable();
         assert_eq!(answers, [201, 409], "{listing}: {:?} {:?}", in_a.body, in_b.body);
+        sales.push(if in_a.status == 201 { ("fan-a1", in_a) } else { ("fan-b1", in_b) });
     }
+    // The sale homed in B delivered by its seller from A, reviewed by its
+    // buyer from B: the review at the order's home (B), the rating at the
+    // primary (A), derived there from the replicated review.
+    let (buyer, sale) = sales.pop().unwrap();
+    let order = sale.body["orderId"].as_str().unwrap().to_owned();
+    for status in ["confirmed", "shipped", "delivered"] {
+        let r = req("PATCH /orders/{orderId}").path("orderId", &order).by(As::User("seller-b"));
+        let moved = orders(&pair.a, SHARDS, r.json(json!({ "status": status }))).await;
+        assert_eq!(moved.status, 200, "{status}: {:?}", moved.body);
+    }
+    pair.settle().await;
+    let review = req("POST /orders/{orderId}/reviews").path("orderId", &order).by(As::User(buyer));
+    let written = reviews(&pair.b, review.json(json!({ "rating": 4, "body": "Fine." }))).await;
+    assert_eq!(written.status, 201, "{:?}", written.body);
+    // The catalog's stock, at the primary, ordered from both regions at once.
+    let product = local_stack::demo::PRODUCT_IDS[0];
+    let stock_before = catalog(&pair.b, req("GET /products/{productId}").path("productId", product)).await;
+    let units = |r: &integration_tests::Reply| r.body["stockLevel"].as_u64().unwrap();
+    let take = |by: &'static str| {
+        let body = json!({ "items": [{ "productId": product, "qty": 2 }] });
+        req("POST /orders").by(As::User(by)).header("Idempotency-Key", &format!("{by}-stock")).json(body)
+    };
+    let (a_took, b_took) =
+        tokio::join!(orders(&pair.a, SHARDS, take("fan-a2")), orders(&pair.b, SHARDS, take("fan-b2")));
+    assert_eq!((a_took.status, b_took.status), (201, 201), "{:?} {:?}", a_took.body, b_took.body);
     let favorite_everything = |deps: api::Deps, fans: [&'static str; 2], listing: String| async move {
         for fan in fans {
             assert_eq!(users(&deps, favorite("PUT", &listing, fan)).await.status, 201);
@@ -205,10 +239,71 @@ async fn with_homes_nothing_sells_twice_and_counts_add_up() {
             assert_eq!(r.body["favoriteCount"].as_u64(), Some(favorites), "{listing} in {}", deps.store.region());
         }
     }
+    for deps in [&pair.a, &pair.b] {
+        let seller = users(deps, req("GET /users/{userId}").path("userId", "seller-b")).await;
+        assert_eq!((seller.body["reviewCount"].as_u64(), seller.body["rating"].as_f64()), (Some(1), Some(4.0)));
+        let stock = catalog(deps, req("GET /products/{productId}").path("productId", product)).await;
+        assert_eq!(units(&stock), units(&stock_before) - 4, "stock conserved in {}", deps.store.region());
+    }
     let both = pair.replication.written_in_both();
     assert_eq!(both, Vec::<String>::new(), "written in both regions");
     let [a, b] = pair.items().await;
     let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
     assert!(differ.is_empty(), "items that differ: {differ:?}");
     println!("{:?}", pair.replication.stats);
+}
+
+/// Region A lost (issue 36 item 5): B answers reads of everything, and the
+/// writes homed in B; the writes homed in A answer 503 within a second (none
+/// is written in B, where A would overwrite it); A back, both converge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_region_a_lost_b_reads_and_refuses_what_a_holds() {
+    let (a_at, switch) = integration_tests::proxy::cuttable().await;
+    let mut pair = Pair::reaching_a_at(&a_at, Settings::default(), true, true).await;
+    sign_up_all(&pair.b, &["fan-b1", "seller-b"]).await;
+    let made = listings(&pair.b, new_listing("Homed in B").by(As::User("seller-b"))).await;
+    let homed_in_b = made.body["listingId"].as_str().unwrap().to_owned();
+    pair.settle().await;
+
+    switch.cut(true);
+    let in_a = local_stack::demo::LISTING_IDS[0];
+    for listing in [in_a, homed_in_b.as_str()] {
+        let r = listings(&pair.b, req("GET /listings/{listingId}").path("listingId", listing)).await;
+        assert_eq!(r.status, 200, "{listing} read in B: {:?}", r.body);
+    }
+    let homed_in_a = [
+        favorite("PUT", in_a, "fan-b1"),
+        req("POST /users").by(As::User("late")).json(json!({ "name": "Late", "email": "late@example.com" })),
+    ];
+    for r in homed_in_a {
+        let started = std::time::Instant::now();
+        let answer = users(&pair.b, r).await;
+        let took = started.elapsed();
+        assert_eq!(answer.status, 503, "{:?}", answer.body);
+        assert!(took < Duration::from_secs(1), "answered in {took:?}");
+    }
+    let started = std::time::Instant::now();
+    let buy = |listing: &str| {
+        let r = req("POST /orders").by(As::User("fan-b1")).header("Idempotency-Key", listing);
+        r.json(json!({ "listingId": listing }))
+    };
+    let order_in_a = orders(&pair.b, SHARDS, buy(in_a)).await;
+    assert_eq!(order_in_a.status, 503, "{:?}", order_in_a.body);
+    assert!(started.elapsed() < Duration::from_secs(1), "answered in {:?}", started.elapsed());
+    let order_in_b = orders(&pair.b, SHARDS, buy(&homed_in_b)).await;
+    assert_eq!(order_in_b.status, 201, "homed in B: {:?}", order_in_b.body);
+
+    switch.cut(false);
+    pair.settle().await;
+    let sold = orders(
+        &pair.a,
+        SHARDS,
+        req("GET /orders/{orderId}").path("orderId", order_in_b.body["orderId"].as_str().unwrap()).by(As::Admin),
+    )
+    .await;
+    assert_eq!(sold.status, 200, "the sale made in B while A was lost, in A: {:?}", sold.body);
+    assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
+    let [a, b] = pair.items().await;
+    let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
+    assert!(differ.is_empty(), "items that differ: {differ:?}");
 }

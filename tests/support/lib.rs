@@ -7,6 +7,7 @@ pub mod faults;
 pub mod hostile;
 pub mod metered;
 pub mod pricing;
+pub mod proxy;
 pub mod reads;
 mod reread;
 pub mod workload;

@@ -15,7 +15,7 @@ use api::{ApiError, Deps, Request, Response};
 use domain::answers::{ListingAnswer, ListingCard};
 use domain::geo::Location;
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Category, Listing, ListingDetails, ListingStatus, Money, User, UserRole};
+use domain::model::{Category, Listing, ListingDetails, ListingStatus, Money, UserRole};
 use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
@@ -114,7 +114,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     }
     .locate(location);
     let details = body.description.map(|d| ListingDetails { listing_id, description: d.into_string() });
-    let seller = app.store.get::<User, _>(&keys::user(&caller.user_id)?).await?;
+    let seller = app.signed_up(&caller.user_id).await?;
     let Some(seller) = seller else {
         return Err(not_signed_up());
     };

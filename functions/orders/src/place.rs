@@ -168,9 +168,12 @@ async fn replay(home: &Store, record: &IdempotencyRecord) -> Result<Response, Ap
 }
 
 /// 403 unless the buyer's user item is among `items` (read with the
-/// listing or products: only signed-up users order).
-fn require_signed_up(items: &[Item]) -> Result<(), ApiError> {
-    if items.iter().any(|i| entity_type(i) == Some(EntityType::User.as_str())) {
+/// listing or products: only signed-up users order), or, in a global
+/// table, at the primary (a sign-up not yet replicated here).
+async fn require_signed_up(app: &App, buyer: &UserId, items: &[Item]) -> Result<(), ApiError> {
+    if items.iter().any(|i| entity_type(i) == Some(EntityType::User.as_str()))
+        || (app.deps.store.is_global() && app.deps.signed_up(buyer).await?.is_some())
+    {
         Ok(())
     } else {
         Err(ApiError::forbidden("sign up (POST /users) before ordering"))
@@ -252,7 +255,7 @@ async fn place_listing(
     // At the listing's home: the buyer's item (the primary's) is there too,
     // replicated, and the listing as it is there decides.
     let read = home.batch_get_items(&[keys::listing(id)?.into(), keys::user(buyer)?.into()], false).await?;
-    require_signed_up(&read)?;
+    require_signed_up(app, buyer, &read).await?;
     let listing = of_entity::<Listing>(read, EntityType::Listing)?.pop();
     let listing = listing.ok_or_else(|| ApiError::not_found(format!("listing `{id}` does not exist")))?;
     if listing.status != ListingStatus::Active {
@@ -304,7 +307,7 @@ async fn place_products(
         lines.iter().map(|l| keys::product(&l.product_id).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
     wanted.push(keys::user(buyer)?.into());
     let read = home.batch_get_items(&wanted, fresh).await?;
-    require_signed_up(&read)?;
+    require_signed_up(app, buyer, &read).await?;
     let products = of_entity::<Product>(read, EntityType::Product)?;
     let mut total = Money::default();
     let mut found = Vec::with_capacity(lines.len());

@@ -77,6 +77,21 @@ impl Deps {
         Ok(self.store.at(listing.and_then(|l| l.home).as_deref())?)
     }
 
+    /// Whether user `id` has signed up (`Some`: their user item), read here,
+    /// and in a global table read again at the primary (their home) if
+    /// this replica has not got it yet: a sign-up in one region is followed
+    /// at once by a listing or an order in another (docs/regions.md).
+    pub async fn signed_up(&self, id: &domain::ids::UserId) -> Result<Option<domain::model::User>, ApiError> {
+        let key = keyschema::keys::user(id)?;
+        match self.store.get::<domain::model::User, _>(&key).await? {
+            Some(user) => Ok(Some(user)),
+            None if self.store.is_global() && !self.store.is_home(None) => {
+                Ok(self.store.at_primary()?.get_consistent(&key).await?)
+            }
+            None => Ok(None),
+        }
+    }
+
     /// `GetItem` of an entity that must exist: 404 `<what> does not exist` otherwise.
     pub async fn get_or_404<T: keyschema::ReadAs<E>, E: keyschema::Entity>(
         &self,

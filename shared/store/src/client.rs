@@ -63,6 +63,20 @@ fn timeouts() -> TimeoutConfig {
         .build()
 }
 
+/// `builder` (a client's settings) for writing in another region of a
+/// global table (docs/regions.md): an answer within a second or
+/// `Unavailable`, so that the writes homed in a lost region answer 503 at
+/// once, not after a local client's timeouts and retries (a write there
+/// normally takes one cross-region round trip, 100-200 ms).
+pub fn for_another_region(builder: Builder, region: &str) -> Builder {
+    let timeouts = TimeoutConfig::builder()
+        .connect_timeout(Duration::from_millis(300))
+        .operation_timeout(Duration::from_millis(900))
+        .build();
+    let retries = RetryConfig::standard().with_max_attempts(2).with_initial_backoff(Duration::from_millis(50));
+    builder.region(Region::new(region.to_owned())).timeout_config(timeouts).retry_config(retries)
+}
+
 /// Standard retries (throttling, transient errors), 3 attempts in all.
 fn retries() -> RetryConfig {
     RetryConfig::standard().with_max_attempts(3)

@@ -107,6 +107,12 @@ impl Store {
         self.is_global().then(|| self.region().to_owned())
     }
 
+    /// The stores of the other regions (none in a single region): where to
+    /// look for an item this replica has not got yet.
+    pub fn elsewhere(&self) -> Vec<Store> {
+        self.regions.peers.keys().filter_map(|r| self.at(Some(r)).ok()).collect()
+    }
+
     /// The store that writes what lives in the primary region.
     pub fn at_primary(&self) -> Result<Store, StoreError> {
         self.at(None)

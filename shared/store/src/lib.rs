@@ -81,9 +81,8 @@ impl Store {
         let store = Store::new(Client::from_conf(config.clone().build()), table);
         let list = std::env::var(homes::REGIONS_VAR).unwrap_or_default();
         let Some((primary, others)) = Regions::parse_list(&list, store.region())? else { return Ok(store) };
-        let region = |r: &str| aws_sdk_dynamodb::config::Region::new(r.to_owned());
-        let peers =
-            others.into_iter().map(|r| (r.clone(), Client::from_conf(config.clone().region(region(&r)).build())));
+        let peer = |r: &str| Client::from_conf(client::for_another_region(config.clone(), r).build());
+        let peers = others.into_iter().map(|r| (r.clone(), peer(&r)));
         let here = store.region().to_owned();
         Ok(store.with_regions(Regions::global(&here, &primary, peers.collect())))
     }

@@ -46,7 +46,10 @@ pub async fn start_second(
 /// primary (docs/regions.md). [`RegionTable::deps`] is the same without
 /// routing: every write in the region the request reached.
 pub fn routed(a: &RegionTable, b: &RegionTable, like: &Deps) -> (Deps, Deps) {
-    let peer = |r: &RegionTable| BTreeMap::from([(r.name.clone(), r.client.clone())]);
+    let peer = |r: &RegionTable| {
+        let config = store::client::for_another_region(r.client.config().to_builder(), &r.name);
+        BTreeMap::from([(r.name.clone(), Client::from_conf(config.build()))])
+    };
     let in_a = store::Regions::global(&a.name, &a.name, peer(b));
     let in_b = store::Regions::global(&b.name, &a.name, peer(a));
     let (mut deps_a, mut deps_b) = (a.deps(like), b.deps(like));
