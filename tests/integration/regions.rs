@@ -153,6 +153,12 @@ async fn without_homes_a_listing_sells_twice_and_derived_data_is_written_twice()
     assert!(written_twice("CATEGORY#pottery"), "the demo review's category rating derived in both: {both:?}");
     assert!(written_twice("FAVED#"), "the favorites' markers derived in both: {both:?}");
     assert!(pair.replication.stats.superseded > 0, "{:?}", pair.replication.stats);
+    let outside = pair.replication.written_outside_home();
+    let region_b = pair.b.store.region();
+    assert!(
+        outside.iter().any(|w| w.starts_with(region_b) && w.contains(&format!("LISTING#{listing}"))),
+        "the listing homed in A sold in B: {outside:?}"
+    );
 }
 
 /// Every item written at its home (docs/regions.md), the same load from
@@ -247,6 +253,7 @@ async fn with_homes_nothing_sells_twice_and_counts_add_up() {
     }
     let both = pair.replication.written_in_both();
     assert_eq!(both, Vec::<String>::new(), "written in both regions");
+    assert_eq!(pair.replication.written_outside_home(), &[] as &[String], "written outside their homes");
     let [a, b] = pair.items().await;
     let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
     assert!(differ.is_empty(), "items that differ: {differ:?}");
@@ -303,6 +310,7 @@ async fn with_region_a_lost_b_reads_and_refuses_what_a_holds() {
     .await;
     assert_eq!(sold.status, 200, "the sale made in B while A was lost, in A: {:?}", sold.body);
     assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
+    assert_eq!(pair.replication.written_outside_home(), &[] as &[String], "written outside their homes");
     let [a, b] = pair.items().await;
     let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
     assert!(differ.is_empty(), "items that differ: {differ:?}");

@@ -19,6 +19,7 @@ pub mod decl;
 pub mod entities;
 mod entity;
 mod error;
+pub mod homes;
 pub mod key;
 pub mod keys;
 pub mod memory;

@@ -3,6 +3,7 @@
 //! clients; the table is created in each (as a global table's replicas),
 //! and [`replicator::Replicator`] plays the replication between them.
 
+mod homes_check;
 pub mod replicator;
 
 use std::collections::{BTreeMap, HashMap};

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 
+use super::homes_check::Homes;
 use super::{canonical, RegionTable};
 
 /// How replication behaves.
@@ -51,6 +52,9 @@ pub struct Stats {
     /// Items written locally in both regions (each such item is a conflict
     /// that last-writer-wins settles by dropping one side's change).
     pub written_in_both: u64,
+    /// Writes by a region's own clients of an item homed in the other
+    /// (`keyschema::homes`; the first region is the primary).
+    pub outside_home: u64,
 }
 
 /// One item's change waiting to be written to the other region.
@@ -86,6 +90,8 @@ pub struct Replicator {
     /// Per region, the items written there by their own clients.
     written: [HashMap<String, u64>; 2],
     last_at: u64,
+    homes: Homes,
+    outside: Vec<String>,
     /// What it did.
     pub stats: Stats,
 }
@@ -94,7 +100,9 @@ impl Replicator {
     /// Replication between `a` and `b` (their tables created, streams on),
     /// from the start of each stream.
     pub fn new(a: RegionTable, b: RegionTable, settings: Settings) -> Self {
+        let primary = a.name.clone();
         Replicator {
+            homes: Homes::new(&primary),
             regions: [a, b],
             settings,
             shards: Default::default(),
@@ -103,6 +111,7 @@ impl Replicator {
             pending: Default::default(),
             written: Default::default(),
             last_at: 0,
+            outside: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -157,16 +166,20 @@ impl Replicator {
         both
     }
 
+    /// The writes of items outside their homes, as `<region>: <item>`.
+    pub fn written_outside_home(&self) -> &[String] {
+        &self.outside
+    }
+
     /// A record read from `region`'s stream: an echo of a replicated write,
     /// or a local change to replicate to the other region.
     fn observe(&mut self, region: usize, record: Record) {
         let Some(change) = record.dynamodb else { return };
         let keys = convert(change.keys.unwrap_or_default());
         let key = canonical(&keys);
-        let image = match record.event_name {
-            Some(OperationType::Remove) => None,
-            _ => change.new_image.map(convert),
-        };
+        let removed = record.event_name == Some(OperationType::Remove);
+        let image = if removed { None } else { change.new_image.map(convert) };
+        let was = if removed { change.old_image.map(convert) } else { None };
         let seen = image.as_ref().map_or_else(|| DELETED.to_owned(), canonical);
         let echoes = self.echoes[region].entry(key.clone()).or_default();
         if let Some(i) = echoes.iter().position(|e| *e == seen) {
@@ -176,6 +189,11 @@ impl Replicator {
 
         let now = self.tick();
         self.stats.local[region] += 1;
+        let home = image.as_ref().or(was.as_ref()).and_then(|i| self.homes.expected(i));
+        if home.as_ref().is_some_and(|h| *h != self.regions[region].name) {
+            self.stats.outside_home += 1;
+            self.outside.push(format!("{}: {key}", self.regions[region].name));
+        }
         let count = self.written[region].entry(key.clone()).or_default();
         *count += 1;
         if *count == 1 && self.written[1 - region].contains_key(&key) {

@@ -1,0 +1,53 @@
+//! Where each entity's items live in a global table of several regions
+//! (docs/regions.md): every item is written in one region, its home, named
+//! here once per entity type ([`EntityType::home`]). The code that writes
+//! an item routes it by this rule; the stream processor derives at the
+//! home of what it derives; the two-region simulation checks every write
+//! against it.
+
+use crate::table::EntityType;
+
+/// How an item's home region is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HomeRule {
+    /// The `home` attribute it carries (absent: the primary region).
+    Named,
+    /// The primary region (the first of `REGIONS`).
+    Primary,
+    /// Its order's home (the item names `orderId`).
+    OfOrder,
+    /// Its listing's home (the item names `listingId`).
+    OfListing,
+    /// The home of what it created (an idempotency record: its `orderId`,
+    /// else its `listingId`).
+    OfCreated,
+}
+
+/// The attribute naming an item's own home.
+pub const HOME: &str = "home";
+
+impl EntityType {
+    /// Where items of this entity live.
+    pub const fn home(self) -> HomeRule {
+        match self {
+            EntityType::Listing | EntityType::Order | EntityType::Review => HomeRule::Named,
+            EntityType::User
+            | EntityType::EmailGuard
+            | EntityType::Favorite
+            | EntityType::Brand
+            | EntityType::Category
+            | EntityType::Product
+            | EntityType::ProductDetails
+            | EntityType::ProductStock
+            | EntityType::RatingMarker
+            | EntityType::CategoryRating
+            | EntityType::CategoryRatingMarker
+            | EntityType::RatingSlot
+            | EntityType::CategoryRatingSlot
+            | EntityType::Checkpoint => HomeRule::Primary,
+            EntityType::OrderItem | EntityType::OrderMessage => HomeRule::OfOrder,
+            EntityType::ListingDetails | EntityType::FavoriteMarker | EntityType::Posting => HomeRule::OfListing,
+            EntityType::Idempotency => HomeRule::OfCreated,
+        }
+    }
+}
