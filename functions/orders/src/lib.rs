@@ -71,30 +71,10 @@ async fn load_order(app: &App, id: &OrderId) -> Result<Order, ApiError> {
         .ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))
 }
 
-/// An order to change, with the store of its home (docs/regions.md): read
-/// here, then, if its home is another region, again there (strongly
-/// consistent: the home's state decides); not here yet, in the other
-/// regions (a global table's only).
+/// An order to change, with the store of its home (`Deps::order_at_home`).
 async fn load_order_at_home(app: &App, id: &OrderId) -> Result<(Order, store::Store), ApiError> {
-    let key = keys::order(id)?;
-    let order = match app.deps.store.get::<Order, _>(&key).await? {
-        Some(order) => order,
-        // Placed in another region a moment ago, not replicated here yet.
-        None => {
-            for there in app.deps.store.elsewhere() {
-                if let Some(order) = there.get_consistent::<Order, _>(&key).await? {
-                    return Ok((order, there));
-                }
-            }
-            return Err(ApiError::not_found(format!("order `{id}` does not exist")));
-        }
-    };
-    let home = app.deps.store.at(order.home.as_deref())?;
-    if home.region() == app.deps.store.region() {
-        return Ok((order, home));
-    }
-    let there = home.get_consistent::<Order, _>(&keys::order(id)?).await?;
-    Ok((there.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))?, home))
+    let found = app.deps.order_at_home(id).await?;
+    found.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))
 }
 
 /// Marketplace AP7 / e-commerce AP1: an order by id. `GetItem ORDER#<orderId> / #METADATA`.

@@ -187,7 +187,6 @@ fn of_entity<T: serde::de::DeserializeOwned>(items: Vec<Item>, entity: EntityTyp
 
 fn new_order(
     app: &App,
-    home: &Store,
     record: &IdempotencyRecord,
     buyer: &UserId,
     listing: Option<&Listing>,
@@ -197,7 +196,9 @@ fn new_order(
     let now = rfc3339(now_ms());
     let order_id = record.order_id.ok_or_else(|| ApiError::internal("idempotency record without an order id"))?;
     Ok(Order {
-        home: home.home_tag(),
+        // Its listing's home as the listing names it (none: the primary, as
+        // a catalog order's): a failover that moves the primary moves them.
+        home: listing.and_then(|l| l.home.clone()),
         order_id,
         buyer_id: buyer.clone(),
         seller_id: listing.map(|l| l.seller_id.clone()),
@@ -265,7 +266,7 @@ async fn place_listing(
         return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
     let line = OrderLine::new(id.to_string(), 1);
-    let order = new_order(app, home, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
+    let order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
         item_id: id.to_string(),
@@ -358,7 +359,7 @@ async fn place_products(
         .into());
     }
     let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
-    let order = new_order(app, home, key.record(), buyer, None, order_lines, total)?;
+    let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
         .zip(&found)

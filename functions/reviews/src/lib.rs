@@ -77,7 +77,11 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let order_id: OrderId = req.path("orderId")?;
     let NewReview { rating, body } = req.json()?;
-    let order = app.get_or_404::<Order, _>(&keys::order(&order_id)?, || format!("order `{order_id}`")).await?;
+    // As its home has it: the home's state decides (docs/regions.md).
+    let (order, home) = app
+        .order_at_home(&order_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("order `{order_id}` does not exist")))?;
     let (party, reviewed) = if caller.is(&order.buyer_id) {
         let seller = order.seller_id.clone().ok_or_else(|| {
             ApiError::conflict(format!("order `{order_id}` is a catalog order: it has no seller to review"))
@@ -106,7 +110,7 @@ async fn write_review(app: &Deps, req: Request) -> Result<Response, ApiError> {
         created_at: now.clone(),
     };
     // With its order, at the order's home (docs/regions.md).
-    let mut tx = app.store.at(order.home.as_deref())?.transaction().with_token(review.review_id.to_string());
+    let mut tx = home.transaction().with_token(review.review_id.to_string());
     tx.put_new("review", &review)?;
     tx.update("order", &write::review::record_on_order(&order_id, party, &review.review_id, &now)?)?;
     tx.must_exist("reviewed user", &keys::user(&review.reviewed_user_id)?)?;
@@ -139,6 +143,17 @@ fn check_reviewable(order: &Order, party: Party) -> Result<(), ApiError> {
         return Err(ApiError::conflict(format!("you have already reviewed order `{}`", order.order_id)));
     }
     Ok(())
+}
+
+/// A review as its author reads it: all of it but where it is stored.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct WrittenReview(Review);
+
+impl From<Review> for WrittenReview {
+    fn from(review: Review) -> Self {
+        WrittenReview(Review { home: None, ..review })
+    }
 }
 
 /// A review as the public sees it: signed by its author, without the order
@@ -182,7 +197,7 @@ async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError>
     let caller = req.caller()?;
     let author: UserId = req.path("userId")?;
     caller.require_self_or_admin(&author)?;
-    app.list::<Review, _>(&access::reviews_by(&author)?, &req.page(&[])?).await
+    app.list_as::<Review, _, WrittenReview>(&access::reviews_by(&author)?, &req.page(&[])?).await
 }
 
 /// Admin moderation: deletes a review (204). The stream processor takes it

@@ -246,9 +246,9 @@ async fn add_favorite(app: &Deps, req: Request) -> Result<Response, ApiError> {
     };
     // With its user, in the primary region; counted at the listing's home.
     match app.store.at_primary()?.put_new(&favorite).await {
-        Ok(()) => Response::created(&Favorite { listing_home: None, ..favorite }),
+        Ok(()) => Response::created(&FavoriteAnswer::from(favorite)),
         Err(StoreError::ConditionFailed(Some(item))) => {
-            Response::ok(&Favorite { listing_home: None, ..from_item::<Favorite>(item)? })
+            Response::ok(&FavoriteAnswer::from(from_item::<Favorite>(item)?))
         }
         Err(e) => Err(e.into()),
     }
@@ -269,5 +269,16 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
 /// `Query GSI1 gsi1pk = FAVORITES#<userId>, begins_with(gsi1sk, FAVORITE#)`, descending.
 async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
-    app.list::<Favorite, _>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await
+    app.list_as::<Favorite, _, FavoriteAnswer>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await
+}
+
+/// A favorite as answered: all of it but where its listing lives.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct FavoriteAnswer(Favorite);
+
+impl From<Favorite> for FavoriteAnswer {
+    fn from(favorite: Favorite) -> Self {
+        FavoriteAnswer(Favorite { listing_home: None, ..favorite })
+    }
 }

@@ -66,15 +66,55 @@ impl Deps {
 
     /// The store that writes listing `id` and its sale (its home's:
     /// docs/regions.md). In a global table its home is read from this
-    /// region's replica (a listing's home never changes; one not yet
-    /// replicated here is written here, where its condition finds nothing);
-    /// in one region, this store, without a read.
+    /// region's replica (a listing's home never changes), or from the
+    /// others' when it has not replicated here yet (none has it: this
+    /// store, where its condition finds nothing); in one region, this
+    /// store, without a read.
     pub async fn listing_home(&self, id: &domain::ids::ListingId) -> Result<Store, ApiError> {
         if !self.store.is_global() {
             return Ok(self.store.clone());
         }
-        let listing = self.store.get::<domain::model::Listing, _>(&keyschema::keys::listing(id)?).await?;
-        Ok(self.store.at(listing.and_then(|l| l.home).as_deref())?)
+        let found =
+            self.homed::<domain::model::Listing, _>(&keyschema::keys::listing(id)?, |l| l.home.clone(), false).await?;
+        Ok(found.map_or_else(|| self.store.clone(), |(_, home)| home))
+    }
+
+    /// Order `id` as its home has it, with the store of its home (docs/
+    /// regions.md): read here, then, in a global table, again at its home
+    /// when that is another region (strongly consistent: the home's state
+    /// decides), or in the other regions when it has not replicated here
+    /// yet. `None`: no such order.
+    pub async fn order_at_home(
+        &self,
+        id: &domain::ids::OrderId,
+    ) -> Result<Option<(domain::model::Order, Store)>, ApiError> {
+        let key = keyschema::keys::order(id)?;
+        self.homed::<domain::model::Order, _>(&key, |o| o.home.clone(), true).await
+    }
+
+    /// An item (read here, else in the other regions) and the store of the
+    /// home it names; `again`: read again there if it was read elsewhere.
+    async fn homed<T: ReadAs<E>, E: Entity>(
+        &self,
+        key: &keyschema::EntityKey<E>,
+        home_of: impl Fn(&T) -> Option<String>,
+        again: bool,
+    ) -> Result<Option<(T, Store)>, ApiError> {
+        let mut read = self.store.get::<T, E>(key).await?.map(|t| (t, self.store.clone()));
+        if read.is_none() {
+            for there in self.store.elsewhere() {
+                if let Some(t) = there.get_consistent::<T, E>(key).await? {
+                    read = Some((t, there));
+                    break;
+                }
+            }
+        }
+        let Some((item, read_at)) = read else { return Ok(None) };
+        let home = self.store.at(home_of(&item).as_deref())?;
+        if !again || home.region() == read_at.region() || home.region() == self.store.region() {
+            return Ok(Some((item, home)));
+        }
+        Ok(home.get_consistent::<T, E>(key).await?.map(|t| (t, home)))
     }
 
     /// Whether user `id` has signed up (`Some`: their user item), read here,

@@ -68,9 +68,15 @@ impl Store {
         &self.regions.primary
     }
 
-    /// The region `home` names, or the primary when it names none.
+    /// The region `home` names, or the primary when it names none; in a
+    /// single region, that region whatever `home` says (a table that was
+    /// global, or the survivor of a lost region: docs/operations.md).
     pub fn home_of<'a>(&'a self, home: Option<&'a str>) -> &'a str {
-        home.unwrap_or(&self.regions.primary)
+        match home {
+            _ if !self.is_global() => &self.regions.here,
+            Some(home) => home,
+            None => &self.regions.primary,
+        }
     }
 
     /// Whether what lives in `home` (the primary when `None`) is written here.
@@ -79,15 +85,17 @@ impl Store {
     }
 
     /// The store that writes what lives in `home` (the primary when
-    /// `None`): this one, or one over that region's client (a region with
-    /// no client is `Unavailable`).
+    /// `None`): this one, or one over that region's client. A region with
+    /// no client is a configuration error (`REGIONS` does not name it), not
+    /// a busy service: `Service` `UnknownRegion`, never retried.
     pub fn at(&self, home: Option<&str>) -> Result<Store, StoreError> {
         let home = self.home_of(home);
         if home == self.region() {
             return Ok(self.clone());
         }
-        let client = self.regions.peers.get(home).ok_or_else(|| {
-            StoreError::Unavailable(format!("no client for region {home} (set {REGIONS_VAR} to include it)"))
+        let client = self.regions.peers.get(home).ok_or_else(|| StoreError::Service {
+            code: "UnknownRegion".to_owned(),
+            message: format!("an item is homed in {home}, which {REGIONS_VAR} does not name"),
         })?;
         let mut peers = (*self.regions.peers).clone();
         peers.remove(home);
@@ -137,5 +145,30 @@ mod tests {
         assert_eq!(parse("us-east-1, eu-west-1"), Ok(Some(("us-east-1".into(), vec!["us-east-1".into()]))));
         assert_eq!(parse("eu-west-1,us-east-1"), Ok(Some(("eu-west-1".into(), vec!["us-east-1".into()]))));
         assert!(parse("us-east-1,ap-south-1").is_err_and(|e| e.contains("eu-west-1")));
+    }
+
+    fn store(regions: Regions) -> Store {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .region(aws_sdk_dynamodb::config::Region::new("eu-west-1"))
+            .build();
+        Store::new(Client::from_conf(config), "t").with_regions(regions)
+    }
+
+    #[test]
+    fn one_region_is_every_home_and_an_unnamed_region_is_an_error_not_busy() {
+        let single = store(Regions::single("eu-west-1"));
+        for home in [None, Some("eu-west-1"), Some("us-east-1")] {
+            assert!(single.is_home(home), "{home:?}: a single region is every home");
+            assert_eq!(single.at(home).map(|s| s.region().to_owned()).ok().as_deref(), Some("eu-west-1"));
+        }
+        let peer = store(Regions::single("us-east-1")).client().clone();
+        let global = store(Regions::global("eu-west-1", "us-east-1", BTreeMap::from([("us-east-1".into(), peer)])));
+        assert!(!global.is_home(None), "the primary is us-east-1");
+        assert!(global.is_home(Some("eu-west-1")));
+        assert_eq!(global.at(None).map(|s| s.region().to_owned()).ok().as_deref(), Some("us-east-1"));
+        let unknown = global.at(Some("ap-south-1")).map(|_| ()).unwrap_err();
+        assert!(matches!(&unknown, StoreError::Service { code, .. } if code == "UnknownRegion"), "{unknown}");
+        assert!(!unknown.is_retryable());
     }
 }

@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 
 use super::homes_check::Homes;
@@ -158,6 +158,11 @@ impl Replicator {
         }
     }
 
+    /// Whether no change waits to be written.
+    pub fn is_idle(&self) -> bool {
+        self.pending.iter().all(BTreeMap::is_empty)
+    }
+
     /// Items written by their own clients in both regions, by key.
     pub fn written_in_both(&self) -> Vec<String> {
         let mut both: Vec<String> =
@@ -227,32 +232,46 @@ impl Replicator {
             }
             let region = &self.regions[target];
             let seen = change.image.as_ref().map_or_else(|| DELETED.to_owned(), canonical);
-            self.echoes[target].entry(key.clone()).or_default().push_back(seen);
             let (client, table) = (&region.client, &region.table);
             let failed = |e: &dyn std::error::Error| format!("replicating into {}: {e}", region.name);
-            let written = match change.image.clone() {
+            // What was there before: a write that changes nothing (a put of
+            // the item as it is, a delete of an absent one) leaves no record
+            // in the stream, so no echo is waited for.
+            let old = match change.image.clone() {
                 Some(image) => client
                     .put_item()
                     .table_name(table)
                     .set_item(Some(image))
+                    .return_values(ReturnValue::AllOld)
                     .send()
                     .await
-                    .map(|_| ())
+                    .map(|out| out.attributes)
                     .map_err(|e| failed(&e)),
                 None => client
                     .delete_item()
                     .table_name(table)
                     .set_key(Some(change.keys.clone()))
+                    .return_values(ReturnValue::AllOld)
                     .send()
                     .await
-                    .map(|_| ())
+                    .map(|out| out.attributes)
                     .map_err(|e| failed(&e)),
             };
-            if let Err(e) = written {
-                // Waits again (DynamoDB retries replication until it lands).
-                self.echoes[target].get_mut(&key).and_then(VecDeque::pop_back);
-                self.pending[target].insert(key, change);
-                return Err(e);
+            let old = match old {
+                Ok(old) => old.map(|o| canonical(&o)),
+                Err(e) => {
+                    // Waits again (DynamoDB retries replication until it lands).
+                    self.pending[target].insert(key, change);
+                    return Err(e);
+                }
+            };
+            let changed = match (&old, change.image.is_some()) {
+                (None, false) => false,
+                (Some(old), true) => *old != seen,
+                _ => true,
+            };
+            if changed {
+                self.echoes[target].entry(key.clone()).or_default().push_back(seen);
             }
             self.clocks[target].insert(key, change.at);
             self.stats.replicated[target] += 1;
