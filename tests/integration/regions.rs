@@ -113,54 +113,6 @@ async fn replicas_converge_and_changes_fold() {
     assert_eq!(pair.replication.written_in_both(), Vec::<String>::new());
 }
 
-/// Today's code, every write in the region the request reached: a buyer in
-/// each region buys one listing and both are told it is theirs (each
-/// condition passed on its own replica), and both sales stay; each region's
-/// stream processor derives what the other's does (index keys on listings,
-/// ratings, counters) and writes it there: the harness sees the items
-/// written in both regions, where last writer wins.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_homes_a_listing_sells_twice_and_derived_data_is_written_twice() {
-    let mut pair = Pair::with_demo_data(Settings::default(), true, false).await;
-    sign_up_all(&pair.a, &["fan-a1", "fan-a2"]).await;
-    sign_up_all(&pair.b, &["fan-b1", "fan-b2"]).await;
-    pair.settle().await;
-    let listing = local_stack::demo::LISTING_IDS[1];
-
-    let buy = |by: &'static str| {
-        req("POST /orders").by(As::User(by)).header("Idempotency-Key", by).json(json!({ "listingId": listing }))
-    };
-    let (in_a, in_b) = tokio::join!(orders(&pair.a, SHARDS, buy("fan-a1")), orders(&pair.b, SHARDS, buy("fan-b1")));
-    assert_eq!((in_a.status, in_b.status), (201, 201), "{:?} {:?}", in_a.body, in_b.body);
-    for (deps, fans) in [(&pair.a, ["fan-a1", "fan-a2"]), (&pair.b, ["fan-b1", "fan-b2"])] {
-        for fan in fans {
-            let other = local_stack::demo::LISTING_IDS[0];
-            assert_eq!(users(deps, favorite("PUT", other, fan)).await.status, 201);
-        }
-    }
-    pair.settle().await;
-
-    let sold: Vec<String> = [&in_a, &in_b].iter().map(|r| r.body["orderId"].as_str().unwrap().to_owned()).collect();
-    for deps in [&pair.a, &pair.b] {
-        for order in &sold {
-            let r = orders(deps, SHARDS, req("GET /orders/{orderId}").path("orderId", order).by(As::Admin)).await;
-            assert_eq!(r.status, 200, "both sales are in both regions: {:?}", r.body);
-        }
-    }
-    let both = pair.replication.written_in_both();
-    let written_twice = |part: &str| both.iter().any(|k| k.contains(part));
-    assert!(written_twice(&format!("LISTING#{listing}")), "the listing sold in both regions: {both:?}");
-    assert!(written_twice("CATEGORY#pottery"), "the demo review's category rating derived in both: {both:?}");
-    assert!(written_twice("FAVED#"), "the favorites' markers derived in both: {both:?}");
-    assert!(pair.replication.stats.superseded > 0, "{:?}", pair.replication.stats);
-    let outside = pair.replication.written_outside_home();
-    let region_b = pair.b.store.region();
-    assert!(
-        outside.iter().any(|w| w.starts_with(region_b) && w.contains(&format!("LISTING#{listing}"))),
-        "the listing homed in A sold in B: {outside:?}"
-    );
-}
-
 /// What a mixed load through both regions at once came to, once both
 /// replicas settled.
 #[derive(Debug)]
@@ -296,7 +248,7 @@ async fn mixed_load(pair: &mut Pair) -> Outcome {
     out.outside_home = pair.replication.written_outside_home().len();
     let [a, b] = pair.items().await;
     out.differ = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).count();
-    println!("{out:?}\n{:?}", pair.replication.stats);
+    println!("{out:?}\n{:?}\noutside: {:?}", pair.replication.stats, pair.replication.written_outside_home());
     out
 }
 
@@ -406,4 +358,43 @@ async fn with_region_a_lost_b_reads_and_refuses_what_a_holds() {
     let [a, b] = pair.items().await;
     let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
     assert!(differ.is_empty(), "items that differ: {differ:?}");
+}
+
+/// Idempotency keys across homes (docs/regions.md): keys live at the
+/// primary, so a key keeps its rule whichever region's listing a request
+/// names and whichever region it reaches: the same request again answers
+/// what the first made (replayed), another request with the key a 422.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_holds_across_homes() {
+    let mut pair = Pair::with_demo_data(Settings::default(), true, true).await;
+    sign_up_all(&pair.a, &["fan-a1"]).await;
+    sign_up_all(&pair.b, &["seller-b"]).await;
+    pair.settle().await;
+    let in_a = local_stack::demo::LISTING_IDS[1];
+
+    // A listing homed in B, made from A and made again from B with its key.
+    let make = || new_listing("Keyed in B").by(As::User("seller-b")).header("Idempotency-Key", "make-1");
+    let made = listings(&pair.a, make()).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    let again = listings(&pair.b, make()).await;
+    assert_eq!((again.status, &again.body["listingId"]), (201, &made.body["listingId"]), "{:?}", again.body);
+    let other =
+        listings(&pair.b, new_listing("Other").by(As::User("seller-b")).header("Idempotency-Key", "make-1")).await;
+    assert_eq!((other.status, other.error_code()), (422, "idempotency_key_reused"), "{:?}", other.body);
+    let in_b = made.body["listingId"].as_str().unwrap().to_owned();
+
+    // An order of it placed from A, sent again from B; the key for A's listing.
+    let buy = |listing: &str| {
+        let r = req("POST /orders").by(As::User("fan-a1")).header("Idempotency-Key", "buy-1");
+        r.json(json!({ "listingId": listing }))
+    };
+    let placed = orders(&pair.a, SHARDS, buy(&in_b)).await;
+    assert_eq!(placed.status, 201, "{:?}", placed.body);
+    let replayed = orders(&pair.b, SHARDS, buy(&in_b)).await;
+    assert_eq!((replayed.status, &replayed.body["orderId"]), (201, &placed.body["orderId"]), "{:?}", replayed.body);
+    let reused = orders(&pair.b, SHARDS, buy(in_a)).await;
+    assert_eq!((reused.status, reused.error_code()), (422, "idempotency_key_reused"), "{:?}", reused.body);
+    pair.settle().await;
+    assert_eq!(pair.replication.written_outside_home(), &[] as &[String], "written outside their homes");
+    assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
 }

@@ -13,6 +13,16 @@
 //! the very request it retries) looks at the key again before answering,
 //! so every request with the key and body answers the order once it is
 //! placed, however they race.
+//!
+//! In a global table a key lives at its caller's home (docs/regions.md). An
+//! order homed elsewhere (a listing of another region's seller, or the
+//! catalog's at the primary) first reserves the key there on its own
+//! (`Idempotency::reserve`, naming the order id), then places that order at
+//! its home without the record; a retry finds the reservation and answers
+//! the order (replayed) or places it. The same key with another request is
+//! a 422 whichever region's listing either names; a reserved key is taken by
+//! its first request even when that one is refused (a 409), unlike one
+//! written with its order.
 
 use std::collections::HashSet;
 
@@ -34,6 +44,9 @@ use store::item::{entity_type, from_item};
 use store::{Item, Store, StoreError, Transaction};
 
 use crate::{stock, App};
+
+mod products;
+use products::place_products;
 
 /// Most lines in one order (each line is an order item and at least one
 /// share of stock taken: two transaction actions or more).
@@ -111,19 +124,44 @@ pub(crate) async fn place_order(app: &App, req: Request) -> Result<Response, Api
         Some(listing) => app.deps.listing_home(listing).await?,
         None => app.deps.store.at_primary()?,
     };
+    // Keys live at their caller's home: where that is not the order's, the
+    // key is reserved there first, on its own, and the order then placed
+    // at its home (docs/regions.md).
+    let key_home = app.deps.caller_home(&caller.user_id).await?;
+    let reserved = home.region() != key_home.region();
     let mut fresh = false;
     for attempt in 0..ATTEMPTS {
-        if let Some(first) = key.seen(&home).await? {
-            return replay(&home, &first).await;
-        }
-        let attempt_key = key.with_order(OrderId::generate());
-        let placed = match (&body.listing_id, &body.items) {
-            (Some(listing), _) => place_listing(app, &home, &caller.user_id, listing, &attempt_key).await,
-            (None, Some(lines)) => place_products(app, &home, &caller.user_id, lines, &attempt_key, fresh).await,
+        let attempt_key = if reserved {
+            let first = key.with_order(OrderId::generate()).reserve(&key_home).await?;
+            let order_id = first.order_id.ok_or_else(|| ApiError::internal("idempotency record without an order"))?;
+            if let Some(order) = placed(&home, &order_id).await? {
+                return Ok(Response::created(&OrderAnswer::from(order))?.replayed());
+            }
+            key.with_order(order_id)
+        } else {
+            if let Some(first) = key.seen(&home).await? {
+                return replay(&home, &first).await;
+            }
+            key.with_order(OrderId::generate())
+        };
+        let placed_now = match (&body.listing_id, &body.items) {
+            (Some(listing), _) => place_listing(app, &home, &caller.user_id, listing, &attempt_key, reserved).await,
+            (None, Some(lines)) => {
+                place_products(app, &home, &caller.user_id, lines, &attempt_key, fresh, reserved).await
+            }
             (None, None) => Err(Attempt::Failed(ApiError::bad_request("invalid body: give `listingId` or `items`"))),
         };
-        match placed {
+        match placed_now {
             Ok(order) => return Response::created(&OrderAnswer::from(order)),
+            // The listing sold or the order there: perhaps by the request
+            // this one retries, which placed the reserved order.
+            Err(Attempt::Failed(e)) if e.status == 409 && reserved => {
+                let order_id = attempt_key.record().order_id.ok_or_else(|| ApiError::internal("no order id"))?;
+                return match placed(&home, &order_id).await? {
+                    Some(order) => Ok(Response::created(&OrderAnswer::from(order))?.replayed()),
+                    None => Err(e),
+                };
+            }
             // The listing sold or the stock gone: perhaps by the request
             // this one retries, which then holds the key.
             Err(Attempt::Failed(e)) if e.status == 409 => {
@@ -165,6 +203,12 @@ async fn replay(home: &Store, record: &IdempotencyRecord) -> Result<Response, Ap
     let order_id = record.order_id.ok_or_else(no_order)?;
     let order = home.get_consistent::<Order, _>(&keys::order(&order_id)?).await?;
     Ok(Response::created(&OrderAnswer::from(order.ok_or_else(no_order)?))?.replayed())
+}
+
+/// The order placed under a reserved key, if it was (strongly consistent,
+/// at its home).
+async fn placed(home: &Store, order_id: &OrderId) -> Result<Option<Order>, ApiError> {
+    Ok(home.get_consistent::<Order, _>(&keys::order(order_id)?).await?)
 }
 
 /// 403 unless the buyer's user item is among `items` (read with the
@@ -233,9 +277,16 @@ const STOCK: &str = "stock ";
 
 /// The placement transaction, with the order's id as its token: the record,
 /// the order and its items, each put only if absent.
-fn placement(home: &Store, key: &Idempotency, order: &Order, items: &[OrderItem]) -> Result<Transaction, StoreError> {
+fn placement(
+    home: &Store,
+    key: Option<&Idempotency>,
+    order: &Order,
+    items: &[OrderItem],
+) -> Result<Transaction, StoreError> {
     let mut tx = home.transaction().with_token(order.order_id.to_string());
-    key.put_in(&mut tx)?;
+    if let Some(key) = key {
+        key.put_in(&mut tx)?;
+    }
     tx.put_new("order", order)?;
     for item in items {
         tx.put_new(format!("item {}", item.item_id), item)?;
@@ -252,6 +303,7 @@ async fn place_listing(
     buyer: &UserId,
     id: &ListingId,
     key: &Idempotency,
+    reserved: bool,
 ) -> Result<Order, Attempt> {
     // At the listing's home: the buyer's item (the primary's) is there too,
     // replicated, and the listing as it is there decides.
@@ -276,112 +328,14 @@ async fn place_listing(
         buyer_id: buyer.clone(),
         seller_id: Some(listing.seller_id.clone()),
     };
-    let mut tx = placement(home, key, &order, &[item])?;
+    // A key reserved at the primary is not written again here.
+    let mut tx = placement(home, (!reserved).then_some(key), &order, &[item])?;
     tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at)?)?;
     match send(tx).await {
         Ok(()) => Ok(order),
         Err(Ok(e)) if e.failed("listing") => {
             Err(ApiError::conflict(format!("listing `{id}` is no longer for sale at {}", listing.price)).into())
         }
-        Err(Ok(_)) => Err(ApiError::conflict("the order collided with an existing one; retry").into()),
-        Err(Err(attempt)) => Err(attempt),
-    }
-}
-
-/// Catalog: buy products. Each line's units come from one share of the
-/// product's stock holding them all, chosen at random among those (so that
-/// concurrent orders of a busy product take from different items), or
-/// else from its fullest shares; each share only if enough is left there
-/// at the price read (`write::product::take_from_share`). The products are
-/// read with the buyer, and a product whose stock is shared its other
-/// shares in one `Query` (strongly consistent), all at once; `fresh`: the
-/// products strongly consistent too (a share moved since the last read).
-async fn place_products(
-    app: &App,
-    home: &Store,
-    buyer: &UserId,
-    lines: &[NewLine],
-    key: &Idempotency,
-    fresh: bool,
-) -> Result<Order, Attempt> {
-    let mut wanted =
-        lines.iter().map(|l| keys::product(&l.product_id).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
-    wanted.push(keys::user(buyer)?.into());
-    let read = home.batch_get_items(&wanted, fresh).await?;
-    require_signed_up(app, buyer, &read).await?;
-    let products = of_entity::<Product>(read, EntityType::Product)?;
-    let mut total = Money::default();
-    let mut found = Vec::with_capacity(lines.len());
-    for line in lines {
-        let product = products
-            .iter()
-            .find(|p| p.product_id == line.product_id)
-            .ok_or_else(|| ApiError::not_found(format!("product `{}` does not exist", line.product_id)))?;
-        total = product.price.times(line.qty).and_then(|t| total.plus(t)).ok_or_else(|| {
-            ApiError::bad_request(format!("invalid body: the order total would exceed {}", Money::MAX))
-        })?;
-        found.push(product);
-    }
-    let shares = stock::shares_of(home, &found).await?;
-    let random = key.record().order_id.map_or(0, |o| o.ulid().random());
-    let mut order_lines = Vec::with_capacity(lines.len());
-    for ((line, product), shares) in lines.iter().zip(&found).zip(&shares) {
-        let Some(chosen) = domain::stock::choose(shares, line.qty, random) else {
-            // The product item was read eventually consistent: read again
-            // before answering that there is not enough.
-            if !fresh {
-                return Err(Attempt::StockMoved);
-            }
-            let left: u64 = shares.iter().map(|(_, units)| u64::from(*units)).sum();
-            let message = format!("insufficient stock for product `{}`: {left} in stock", product.product_id);
-            return Err(ApiError::conflict(message).into());
-        };
-        let mut order_line = OrderLine::new(product.product_id.to_string(), line.qty);
-        if product.stock_shards > 1 {
-            let taken = chosen.iter().map(|(shard, qty)| Taken { shard: *shard, qty: *qty }).collect();
-            order_line.stock = Some(LineStock { shards: product.stock_shards, taken });
-        }
-        order_lines.push((order_line, chosen));
-    }
-    let takes: Vec<(&Product, u16, u32)> = order_lines
-        .iter()
-        .zip(&found)
-        .flat_map(|((_, chosen), product)| chosen.iter().map(move |(shard, qty)| (*product, *shard, *qty)))
-        .collect();
-    // The record, the order, its items and each share taken, in one
-    // transaction (lines spread thin over many shares could pass its limit).
-    if 2 + lines.len() + takes.len() > MAX_ACTIONS {
-        return Err(ApiError::conflict(format!(
-            "the order would take its units from {} shares of stock, more than one transaction writes; \
-             order fewer units or fewer lines",
-            takes.len()
-        ))
-        .into());
-    }
-    let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
-    let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
-    let items: Vec<OrderItem> = lines
-        .iter()
-        .zip(&found)
-        .map(|(line, product)| OrderItem {
-            order_id: order.order_id,
-            item_id: product.product_id.to_string(),
-            name: product.name.clone(),
-            qty: line.qty,
-            price: product.price,
-            buyer_id: buyer.clone(),
-            seller_id: None,
-        })
-        .collect();
-    let mut tx = placement(home, key, &order, &items)?;
-    for (product, shard, qty) in takes {
-        let take = write::product::take_from_share(&product.product_id, shard, qty, product.price, &order.created_at)?;
-        tx.update(format!("{STOCK}{} {shard}", product.product_id), &take)?;
-    }
-    match send(tx).await {
-        Ok(()) => Ok(order),
-        // A share no longer holds what was read, or the price changed.
-        Err(Ok(e)) if e.failed_actions().any(|a| a.starts_with(STOCK)) => Err(Attempt::StockMoved),
         Err(Ok(_)) => Err(ApiError::conflict("the order collided with an existing one; retry").into()),
         Err(Err(attempt)) => Err(attempt),
     }

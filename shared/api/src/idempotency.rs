@@ -111,6 +111,22 @@ impl Idempotency {
         self.same_request(found)
     }
 
+    /// Takes the key where `store` writes, on its own (a put only if
+    /// absent), for a request whose creation is written in another region
+    /// (docs/regions.md: keys live at the primary, with their caller): the
+    /// record of the request that took it, this one's or an earlier one's
+    /// with the same request (whose order or listing this one then makes
+    /// or answers); 422 if it was another request.
+    pub async fn reserve(&self, store: &Store) -> Result<IdempotencyRecord, ApiError> {
+        match store.put_new(&self.record).await {
+            Ok(()) => Ok(self.record.clone()),
+            Err(StoreError::ConditionFailed(Some(first))) => Ok(self
+                .same_request(Some(from_item::<IdempotencyRecord>(first)?))?
+                .unwrap_or_else(|| self.record.clone())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// After a transaction with [`Idempotency::put_in`] failed: the record
     /// of the request that took the key, if the key's condition failed;
     /// 422 if it was another request.

@@ -117,6 +117,18 @@ impl Deps {
         Ok(home.get_consistent::<T, E>(key).await?.map(|t| (t, home)))
     }
 
+    /// The store of user `id`'s home (where what they sell lives, and their
+    /// idempotency keys: docs/regions.md): in a global table their `home`,
+    /// read from this replica (else at the primary; none: the primary); in
+    /// one region this store, without a read.
+    pub async fn caller_home(&self, id: &domain::ids::UserId) -> Result<Store, ApiError> {
+        if !self.store.is_global() {
+            return Ok(self.store.clone());
+        }
+        let home = self.signed_up(id).await?.and_then(|u| u.home);
+        Ok(self.store.at(home.as_deref())?)
+    }
+
     /// Whether user `id` has signed up (`Some`: their user item), read here,
     /// and in a global table read again at the primary (their home) if
     /// this replica has not got it yet: a sign-up in one region is followed

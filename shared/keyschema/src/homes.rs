@@ -18,9 +18,9 @@ pub enum HomeRule {
     OfOrder,
     /// Its listing's home (the item names `listingId`).
     OfListing,
-    /// The home of what it created (an idempotency record: its `orderId`,
-    /// else its `listingId`).
-    OfCreated,
+    /// Its caller's home (the item names `callerId`: the user's `home`,
+    /// where what they sell lives; none: the primary).
+    OfCaller,
 }
 
 /// The attribute naming an item's own home.
@@ -45,9 +45,11 @@ impl EntityType {
             | EntityType::RatingSlot
             | EntityType::CategoryRatingSlot
             | EntityType::Checkpoint => HomeRule::Primary,
+            // What it creates is reserved there first when that is written
+            // elsewhere (docs/regions.md).
+            EntityType::Idempotency => HomeRule::OfCaller,
             EntityType::OrderItem | EntityType::OrderMessage => HomeRule::OfOrder,
             EntityType::ListingDetails | EntityType::FavoriteMarker | EntityType::Posting => HomeRule::OfListing,
-            EntityType::Idempotency => HomeRule::OfCreated,
         }
     }
 }

@@ -9,13 +9,14 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use keyschema::homes::{HomeRule, HOME};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 
-/// What the check knows: the primary region, and the homes of the listings
-/// and orders it has seen (what other items' homes follow).
+/// What the check knows: the primary region, and the homes of the listings,
+/// orders and users it has seen (what other items' homes follow).
 #[derive(Debug, Default)]
 pub(crate) struct Homes {
     primary: String,
     listings: HashMap<String, String>,
     orders: HashMap<String, String>,
+    users: HashMap<String, String>,
 }
 
 fn s<'a>(image: &'a HashMap<String, AttributeValue>, name: &str) -> Option<&'a str> {
@@ -35,6 +36,11 @@ impl Homes {
         let named = || s(image, HOME).unwrap_or(&self.primary).to_owned();
         let of_order = |homes: &Homes| homes.orders.get(s(image, "orderId")?).cloned();
         let of_listing = |homes: &Homes| homes.listings.get(s(image, "listingId")?).cloned();
+        if entity == EntityType::User {
+            if let Some(id) = s(image, "userId") {
+                self.users.insert(id.to_owned(), named());
+            }
+        }
         match entity.home() {
             HomeRule::Named => {
                 let home = named();
@@ -50,7 +56,7 @@ impl Homes {
             HomeRule::Primary => Some(self.primary.clone()),
             HomeRule::OfOrder => of_order(self),
             HomeRule::OfListing => of_listing(self),
-            HomeRule::OfCreated => of_order(self).or_else(|| of_listing(self)),
+            HomeRule::OfCaller => self.users.get(s(image, "callerId")?).cloned(),
         }
     }
 }
