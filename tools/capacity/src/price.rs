@@ -88,6 +88,13 @@ pub fn report(mix: &Mix, load: &Load, batches_per_second: f64) -> Result<bool, S
         "the mix: {:.2} RRU and {:.2} WRU per request, ${usd:.2} per million requests (ceiling ${:.2})",
         price.rru, price.wru, mix.price_ceiling
     );
+    // A global table charges each write in every region it reaches
+    // (replicated write units, at the write price); reads stay local.
+    let global = Price { rru: price.rru, wru: price.wru * 2.0 };
+    println!(
+        "in a global table of 2 regions: ${:.2} per million requests (every write charged in both; docs/regions.md)",
+        global.usd_per_million()
+    );
     if usd > mix.price_ceiling {
         println!("FAIL: the mix costs ${usd:.2} per million requests, above its ceiling of ${:.2}", mix.price_ceiling);
         return Ok(false);
