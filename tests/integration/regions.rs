@@ -81,6 +81,12 @@ impl Pair {
         let [a, b] = &self.replication.regions;
         [a.items().await.unwrap(), b.items().await.unwrap()]
     }
+
+    /// The keys of the items that differ between the replicas (or are in one only).
+    async fn differing(&self) -> std::collections::BTreeSet<String> {
+        let [a, b] = self.items().await;
+        a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect()
+    }
 }
 
 /// The harness alone (no stream processors): writes in either region reach
@@ -104,8 +110,7 @@ async fn replicas_converge_and_changes_fold() {
     assert_eq!((seen_in_b.status, seen_in_b.body["price"].as_f64()), (200, Some(16.0)), "{:?}", seen_in_b.body);
     let dana = users(&pair.a, req("GET /users/{userId}").path("userId", "dana").by(As::User("dana"))).await;
     assert_eq!(dana.status, 200, "signed up in B, read in A: {:?}", dana.body);
-    let [a, b] = pair.items().await;
-    let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
+    let differ = pair.differing().await;
     assert!(differ.is_empty(), "items that differ: {differ:?}");
     let stats = &pair.replication.stats;
     assert!(stats.folded > 0, "four price changes within the delay arrive folded: {stats:?}");
@@ -250,8 +255,7 @@ async fn mixed_load(pair: &mut Pair) -> Outcome {
     }
     out.written_in_both = pair.replication.written_in_both().len();
     out.outside_home = pair.replication.written_outside_home().len();
-    let [a, b] = pair.items().await;
-    out.differ = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).count();
+    out.differ = pair.differing().await.len();
     out.folded = pair.replication.stats.folded;
     println!("{out:?}\n{:?}\noutside: {:?}", pair.replication.stats, pair.replication.written_outside_home());
     out
@@ -365,8 +369,7 @@ async fn with_region_a_lost_b_reads_and_refuses_what_a_holds() {
     assert_eq!(sold.status, 200, "the sale made in B while A was lost, in A: {:?}", sold.body);
     assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
     assert_eq!(pair.replication.written_outside_home(), &[] as &[String], "written outside their homes");
-    let [a, b] = pair.items().await;
-    let differ: Vec<&String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).collect();
+    let differ = pair.differing().await;
     assert!(differ.is_empty(), "items that differ: {differ:?}");
 }
 

@@ -62,12 +62,6 @@ impl Store {
         &self.regions.here
     }
 
-    /// The primary region: home of the users, the catalog, the ratings,
-    /// and of items that name no home.
-    pub fn primary_region(&self) -> &str {
-        &self.regions.primary
-    }
-
     /// The region `home` names, or the primary when it names none; in a
     /// single region, that region whatever `home` says (a table that was
     /// global, or the survivor of a lost region: docs/operations.md).

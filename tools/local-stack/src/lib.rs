@@ -18,6 +18,7 @@ pub mod limits;
 pub mod regions;
 pub mod serve_args;
 pub mod server;
+pub mod shards;
 pub mod stream;
 pub mod template;
 pub mod xray;

@@ -13,12 +13,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_lambda_events::dynamodb::EventRecord;
-use aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use aws_sdk_dynamodbstreams::Client as StreamsClient;
 use lambda_runtime::Context;
 pub use maintenance::redrive::to_event_record;
 use maintenance::redrive::FailureMessage;
 use store::Store;
+
+use crate::shards::{shard_ids, ShardCursor};
 
 pub use maintenance::redrive::{BATCH_SIZE, MAX_RETRIES};
 
@@ -34,12 +35,10 @@ pub fn failures_file() -> PathBuf {
 
 #[derive(Default)]
 struct Shard {
-    iterator: Option<String>,
-    last_sequence: Option<String>,
+    cursor: ShardCursor,
     /// Records handed over but not yet processed successfully.
     pending: Vec<EventRecord>,
     attempts: u32,
-    closed: bool,
 }
 
 /// What one poll did, for tests and the log.
@@ -117,59 +116,20 @@ impl StreamPoller {
     }
 
     async fn discover_shards(&mut self) -> Result<(), String> {
-        let mut start = None;
-        loop {
-            let out = self
-                .streams
-                .describe_stream()
-                .stream_arn(&self.stream_arn)
-                .set_exclusive_start_shard_id(start.take())
-                .send()
-                .await
-                .map_err(|e| format!("DescribeStream: {e}"))?;
-            let Some(description) = out.stream_description else { return Ok(()) };
-            for shard in description.shards.unwrap_or_default() {
-                if let Some(id) = shard.shard_id {
-                    self.shards.entry(id).or_default();
-                }
-            }
-            match description.last_evaluated_shard_id {
-                Some(last) => start = Some(last),
-                None => return Ok(()),
-            }
+        for id in shard_ids(&self.streams, &self.stream_arn).await? {
+            self.shards.entry(id).or_default();
         }
+        Ok(())
     }
 
     async fn poll_shard(&mut self, id: &str, report: &mut PollReport) -> Result<(), String> {
         let shard = self.shards.entry(id.to_owned()).or_default();
         if shard.pending.is_empty() {
-            if shard.closed {
-                return Ok(());
-            }
-            if shard.iterator.is_none() {
-                let mut req = self.streams.get_shard_iterator().stream_arn(&self.stream_arn).shard_id(id);
-                req = match &shard.last_sequence {
-                    Some(seq) => req.shard_iterator_type(ShardIteratorType::AfterSequenceNumber).sequence_number(seq),
-                    None => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
-                };
-                shard.iterator = req.send().await.map_err(|e| format!("GetShardIterator: {e}"))?.shard_iterator;
-            }
-            let Some(iterator) = shard.iterator.take() else {
-                shard.closed = true;
-                return Ok(());
-            };
-            match self.streams.get_records().shard_iterator(iterator).limit(BATCH_SIZE).send().await {
-                Ok(out) => {
-                    shard.iterator = out.next_shard_iterator;
-                    shard.closed = shard.iterator.is_none();
-                    let records = out.records.unwrap_or_default();
-                    if let Some(last) = records.last().and_then(|r| r.dynamodb.as_ref()?.sequence_number.clone()) {
-                        shard.last_sequence = Some(last);
-                    }
+            match shard.cursor.next(&self.streams, &self.stream_arn, id, Some(BATCH_SIZE)).await? {
+                Some(records) => {
                     shard.pending = records.into_iter().map(|r| to_event_record(r, &self.stream_arn)).collect();
                 }
-                // An expired iterator is fetched again after the last sequence number read.
-                Err(_) => {
+                None => {
                     report.unread += 1;
                     return Ok(());
                 }

@@ -17,10 +17,11 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
-use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
+use aws_sdk_dynamodbstreams::types::{OperationType, Record};
 
 use super::homes_check::Homes;
 use super::{canonical, RegionTable};
+use crate::shards::{shard_ids, ShardCursor};
 
 /// How replication behaves.
 #[derive(Clone, Copy, Debug)]
@@ -67,19 +68,13 @@ struct Change {
     due: Instant,
 }
 
-/// Where a region's stream has been read to.
-#[derive(Default)]
-struct Shards {
-    /// Per shard: the iterator to read next, the last sequence number read.
-    at: BTreeMap<String, (Option<String>, Option<String>, bool)>,
-}
-
 /// Replication between two regions' tables.
 pub struct Replicator {
     /// The two regions.
     pub regions: [RegionTable; 2],
     settings: Settings,
-    shards: [Shards; 2],
+    /// Per region, where each shard of its stream has been read to.
+    shards: [BTreeMap<String, ShardCursor>; 2],
     /// Per region, the timestamp of each item's last write there.
     clocks: [HashMap<String, u64>; 2],
     /// Per region, the images replication wrote there and whose stream
@@ -288,52 +283,14 @@ impl Replicator {
     async fn read(&mut self, region: usize) -> Result<Vec<Record>, String> {
         let r = &self.regions[region];
         let shards = &mut self.shards[region];
-        let mut start = None;
-        loop {
-            let out = r
-                .streams
-                .describe_stream()
-                .stream_arn(&r.stream_arn)
-                .set_exclusive_start_shard_id(start.take())
-                .send()
-                .await
-                .map_err(|e| format!("DescribeStream in {}: {e}", r.name))?;
-            let Some(d) = out.stream_description else { break };
-            for shard in d.shards.unwrap_or_default().into_iter().filter_map(|s| s.shard_id) {
-                shards.at.entry(shard).or_default();
-            }
-            match d.last_evaluated_shard_id {
-                Some(last) => start = Some(last),
-                None => break,
-            }
+        let failed = |e: String| format!("{} in {}", e, r.name);
+        for id in shard_ids(&r.streams, &r.stream_arn).await.map_err(failed)? {
+            shards.entry(id).or_default();
         }
         let mut out = Vec::new();
-        for (id, (iterator, last, closed)) in shards.at.iter_mut().filter(|(_, s)| !s.2) {
-            if iterator.is_none() {
-                let mut req = r.streams.get_shard_iterator().stream_arn(&r.stream_arn).shard_id(id);
-                req = match last {
-                    Some(seq) => {
-                        req.shard_iterator_type(ShardIteratorType::AfterSequenceNumber).sequence_number(seq.clone())
-                    }
-                    None => req.shard_iterator_type(ShardIteratorType::TrimHorizon),
-                };
-                *iterator =
-                    req.send().await.map_err(|e| format!("GetShardIterator in {}: {e}", r.name))?.shard_iterator;
-            }
-            let Some(it) = iterator.take() else {
-                *closed = true;
-                continue;
-            };
-            let page = r.streams.get_records().shard_iterator(it).send().await;
-            // An expired iterator is fetched again after the last record read.
-            let Ok(page) = page else { continue };
-            *iterator = page.next_shard_iterator;
-            *closed = iterator.is_none();
-            let records = page.records.unwrap_or_default();
-            if let Some(seq) = records.last().and_then(|r| r.dynamodb.as_ref()?.sequence_number.clone()) {
-                *last = Some(seq);
-            }
-            out.extend(records);
+        for (id, cursor) in shards.iter_mut().filter(|(_, c)| !c.closed()) {
+            let read = cursor.next(&r.streams, &r.stream_arn, id, None).await.map_err(failed)?;
+            out.extend(read.unwrap_or_default());
         }
         Ok(out)
     }
