@@ -13,6 +13,7 @@ mod events;
 mod expiry;
 mod faults;
 mod favorites;
+mod folded_counts;
 mod hardening;
 mod hot_items;
 mod idempotency;

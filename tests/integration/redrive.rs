@@ -50,6 +50,15 @@ async fn batches_given_up_on_are_redriven_from_the_failure_file() {
         })
         .sum();
     assert_eq!(delivered, dropped, "every record given up on is delivered");
+    // The stream then delivers the aggregate parts the redrive wrote.
+    let mut parts = 0;
+    for _ in 0..20 {
+        match poller.poll_once().await.unwrap().records {
+            0 => break,
+            n => parts += n,
+        }
+    }
+    assert!(parts > 0, "the parts' records");
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new(), "exact after the redrive");
 
     // A replay of the same messages changes nothing.

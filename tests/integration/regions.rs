@@ -303,8 +303,8 @@ async fn with_homes_nothing_sells_twice_and_counts_add_up() {
 /// The same load with routing off (every write in the region the request
 /// reached): the harness sees each listing sold twice, two accounts for one
 /// email, 4 units ordered and 2 taken in each replica (both regions wrote
-/// the stock from one level; last writer wins), a removed favorite counted
-/// again, writes outside their homes.
+/// the stock from one level; last writer wins), favorites counted by both
+/// regions and a removed one counted again, writes outside their homes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_load_without_homes_sells_twice() {
     let mut pair = Pair::with_demo_data(Settings::default(), true, false).await;
@@ -313,8 +313,11 @@ async fn the_same_load_without_homes_sells_twice() {
     assert_eq!(out.sales, [[201, 201], [201, 201]], "each listing sold twice");
     assert_eq!(out.stock_taken, [2, 2], "a lost update of the stock");
     // Its removal reached B before the favorite had: a delete of nothing,
-    // then the favorite replicated back: 4 counted where 3 remain.
-    assert_eq!(out.favorites[1], ([Some(4), Some(4)], 3), "a lost removal");
+    // then the favorite replicated back; and each region's processor
+    // counted the other's favorites into parts of its own: more counted
+    // than remain (8 where 3 remain, in a run of this test).
+    let (counted, remain) = out.favorites[1];
+    assert!(counted.iter().all(|c| c.is_some_and(|c| c > remain)), "a lost removal, counted twice: {out:?}");
     assert!(out.written_in_both > 0 && out.outside_home > 0, "{out:?}");
 }
 

@@ -305,6 +305,7 @@ async fn deliver(t: &TestTable, records: &[EventRecord], size: usize) -> usize {
             None => at += batch.len(),
         }
     }
+    assert!(integration_tests::deliver_parts(t).await.is_empty());
     retries
 }
 
@@ -388,14 +389,24 @@ async fn a_batch_of_100_reviews_about_10_users_costs_at_most_10_aggregate_writes
         stream_records(&t).await.into_iter().filter(|r| r.change.new_image.contains_key("reviewId")).collect();
     assert_eq!(records.len(), 100);
     t.requests();
-    assert!(process_stream(&t, records.clone()).await.is_empty());
-    let sent = t.requests();
-    let counts: BTreeMap<&str, usize> = sent.iter().fold(BTreeMap::new(), |mut m, op| {
-        *m.entry(op.as_str()).or_default() += 1;
-        m
-    });
+    assert!(integration_tests::process_stream_once(&t, records.clone()).await.is_empty());
+    let count = |sent: Vec<String>| {
+        sent.iter().fold(BTreeMap::<String, usize>::new(), |mut m, op| {
+            *m.entry(op.clone()).or_default() += 1;
+            m
+        })
+    };
+    let counts = count(t.requests());
     assert_eq!(counts.get("TransactWriteItems"), Some(&10), "one aggregate write per user: {counts:?}");
     assert_eq!(counts.get("BatchGetItem"), Some(&10), "one marker read per user: {counts:?}");
+    assert_eq!(counts.len(), 2, "markers and parts only: {counts:?}");
+    // The parts' records: one fold per user (its holder and its parts
+    // read, one update), however many reviews it had.
+    assert!(integration_tests::deliver_parts(&t).await.is_empty());
+    let folds = count(t.requests());
+    for op in ["BatchGetItem", "Query", "UpdateItem"] {
+        assert_eq!(folds.get(op), Some(&10), "{folds:?}");
+    }
     assert_aggregates_exact(&t, &users).await;
     // The same batch again writes nothing.
     assert!(process_stream(&t, records).await.is_empty());

@@ -14,8 +14,10 @@
 //!    conditioned on the marker as read).
 //! 2. **Aggregates**: every aggregate (a user's ratings, a listing's
 //!    favorites, a category's rating) is compared with the sum of its
-//!    markers (read page by page) and set to it if it has not moved since
-//!    it was read ([`derived::aggregates::settle::check_aggregate`]).
+//!    markers (read page by page), the difference added if it has not moved
+//!    since it was read, and its parts folded in
+//!    ([`derived::aggregates::settle::check_aggregate`]); a category's
+//!    rating that only its parts hold yet is created by a fold.
 //!
 //! Each scanned item is parsed once ([`derived::Image`]) and asked for each
 //! kind of derived data, as the stream processor asks each record.
@@ -337,9 +339,32 @@ async fn settle_postings(run: &Run<'_>, images: &[(Key, Image)]) -> Result<(), S
 /// Pass 2 over one page: each aggregate an item holds against its markers.
 async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreError> {
     let mut held = Vec::new();
+    let mut unheld = BTreeMap::new();
     for image in items.iter().filter_map(Image::of_item) {
         match aggregates::held_by(&image) {
             Ok(aggregates) => held.extend(aggregates),
+            Err(e) => unreadable(run, e)?,
+        }
+        // An aggregate in an item of its own (a category's rating) is
+        // created by its first fold: its parts may be all there is of it.
+        match aggregates::of_part(&image) {
+            Ok(Some(aggregate)) if !aggregate.init.is_empty() => {
+                unheld.insert(aggregate.key.clone(), aggregate);
+            }
+            Ok(_) => {}
+            Err(e) => unreadable(run, e)?,
+        }
+    }
+    for aggregate in unheld.into_values() {
+        let _unit = run.pacer.admit().await;
+        let kind = Kind::Aggregate(aggregate.kind);
+        match derived::aggregates::fold::unfolded(run.store, &aggregate).await {
+            Ok(false) => {}
+            Ok(true) if run.options.dry_run => run.tally(kind, Tally::found(1)),
+            Ok(true) => match derived::aggregates::fold::fold(run.store, &aggregate).await {
+                Ok(_) => run.tally(kind, Tally::repaired(1)),
+                Err(e) => unreadable(run, e)?,
+            },
             Err(e) => unreadable(run, e)?,
         }
     }

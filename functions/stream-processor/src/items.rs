@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use derived::aggregates::{markers, Count};
+use derived::aggregates::fold::{self, Folding};
+use derived::aggregates::{markers, Aggregate, Count};
 use derived::index_keys::{KeysOf, Outcome};
 use derived::postings::{self, Touched};
 use futures_util::stream::{self, StreamExt};
@@ -45,6 +46,10 @@ pub(crate) struct ItemWork {
     pub(crate) search: Option<Touched>,
     /// The records that asked for it.
     pub(crate) search_records: Vec<(usize, String)>,
+    /// The aggregate it holds, if the batch changed its parts.
+    pub(crate) fold: Option<Aggregate>,
+    /// The parts' records.
+    pub(crate) fold_records: Vec<(usize, String)>,
 }
 
 /// What processing one item did.
@@ -56,6 +61,8 @@ pub(crate) struct ItemDone {
     pub(crate) keys: Option<Outcome>,
     /// Whether its aggregates changed.
     pub(crate) aggregated: bool,
+    /// Whether it was brought up to its parts.
+    pub(crate) folded: bool,
     /// Whether its search postings were brought in line.
     pub(crate) searched: bool,
     /// Positions of the records to report.
@@ -73,7 +80,7 @@ pub(crate) async fn run_items(store: &Store, items: Items, request_id: &str, con
 }
 
 /// One item, one request at a time: its index keys, its search postings,
-/// then its aggregate. They are independent (failed keys do not hold back
+/// its aggregate's markers and parts, then its fold. They are independent (failed keys do not hold back
 /// the count); a part that fails reports all its records.
 async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) -> ItemDone {
     let mut done = ItemDone::default();
@@ -122,6 +129,24 @@ async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) ->
                 let records = work.counts.iter().map(|(_, s, _)| s.as_str());
                 log_item_failure(request_id, &item, &e, records, "reported for retry");
                 done.failed.extend(work.counts.iter().map(|(at, _, _)| *at));
+            }
+        }
+    }
+    if let Some(aggregate) = &work.fold {
+        match fold::fold(store, aggregate).await {
+            Ok(Folding::Folded) => {
+                done.writes += 1;
+                done.folded = true;
+            }
+            Ok(Folding::Unchanged) => {}
+            // The API never counts into a listing or user that does not exist.
+            Ok(Folding::NoHolder) => {
+                telemetry::tracing::error!(aggregate = item.pk.as_str(), "the counted item does not exist");
+            }
+            Err(e) => {
+                let records = work.fold_records.iter().map(|(_, s)| s.as_str());
+                log_item_failure(request_id, &item, &e, records, "reported for retry");
+                done.failed.extend(work.fold_records.iter().map(|(at, _)| *at));
             }
         }
     }

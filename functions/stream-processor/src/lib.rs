@@ -10,12 +10,15 @@
 //!   state, when a record changes what it is found by;
 //! - counts ([`derived::aggregates`]): a review's rating into its user's and
 //!   its category's ratings, a favorite into its listing's count, exactly
-//!   once with markers.
+//!   once with markers, each batch's into one of the aggregate's parts;
+//! - folds ([`derived::aggregates::fold`]): a part's record brings its
+//!   aggregate's holder (the listing, the user, the category's rating) up
+//!   to its parts.
 //!
 //! **Items concurrently, each in stream order.** A batch is grouped by the
-//! item it writes (a listing: its index keys, its postings and its
-//! `favoriteCount`; a user: its rating aggregates; a category's rating
-//! item), and the items are processed concurrently,
+//! item it writes (a listing: its index keys, its postings, its favorites'
+//! markers and parts, and its fold; a user: its ratings' markers, parts and
+//! fold; a category's rating item likewise), and the items are processed concurrently,
 //! [`ITEMS_AT_ONCE`] in flight, inside the handler's own task (no spawned
 //! task: per-request accounting is task-local). Within an item nothing is
 //! reordered: a listing's index keys are decided by its last image in the
@@ -76,8 +79,10 @@ pub struct BatchReport {
     pub indexed: usize,
     /// Items whose stream-kept index keys were removed only.
     pub unindexed: usize,
-    /// Aggregates (and markers) that changed.
+    /// Aggregates whose markers and parts changed.
     pub aggregated: usize,
+    /// Aggregates whose holders were brought up to their parts.
+    pub folded: usize,
     /// Listings whose search postings were brought in line.
     pub searched: usize,
     /// Work left to another region: index keys, postings or counts of
@@ -115,6 +120,7 @@ pub async fn handler(store: &Store, event: LambdaEvent<Event>) -> Result<DynamoD
                 indexed = report.indexed,
                 unindexed = report.unindexed,
                 aggregated = report.aggregated,
+                folded = report.folded,
                 searched = report.searched,
                 stale = report.stale,
                 elsewhere = report.elsewhere,
@@ -225,6 +231,18 @@ pub async fn process_batch_with(
             }
             Err(e) => malformed(&e, "counts skipped: it can never succeed"),
         }
+        // A part's change: fold its aggregate once this batch (all of one
+        // aggregate's parts arrive in one shard: one writer at a time).
+        match record.new.as_ref().map(aggregates::of_part).transpose().map(Option::flatten) {
+            Ok(Some(_)) if !store.is_home(record.new.as_ref().and_then(derived::Image::home)) => report.elsewhere += 1,
+            Ok(Some(aggregate)) => {
+                let work = items.of(aggregate.key.clone());
+                work.fold_records.push((at, seq()));
+                work.fold = Some(aggregate);
+            }
+            Ok(None) => {}
+            Err(e) => malformed(&e, "fold skipped: it can never succeed"),
+        }
     }
     report.items = items.work.len();
     let mut failed = Vec::new();
@@ -234,6 +252,7 @@ pub async fn process_batch_with(
         report.unindexed += usize::from(done.keys == Some(Outcome::Unindexed));
         report.stale += usize::from(done.keys == Some(Outcome::Stale));
         report.aggregated += usize::from(done.aggregated);
+        report.folded += usize::from(done.folded);
         report.searched += usize::from(done.searched);
         failed.extend(done.failed);
     }

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use aws_lambda_events::dynamodb::EventRecord;
 use domain::ids::{CategoryId, ListingId, UserId};
 use domain::model::{Favorite, ListingStatus, Review};
-use keyschema::records::{CategoryRatingSlot, FavoriteMarker, Posting, RatingSlot};
+use keyschema::records::{AggregatePart, CategoryRatingSlot, FavoriteMarker, Posting, RatingSlot};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::{Attrs, Value};
 
@@ -75,6 +75,8 @@ pub enum Body {
     FavoriteMarker(FavoriteMarker),
     /// A search posting.
     Posting(Posting),
+    /// A part of an aggregate, folded into its holder.
+    AggregatePart(AggregatePart),
     /// An entity nothing reads beyond its keys.
     Keys,
     /// An entity a derivation reads that does not decode (why): only its
@@ -129,6 +131,7 @@ impl Image {
             EntityType::RatingMarker | EntityType::CategoryRatingMarker => Ok(Body::Retired),
             EntityType::FavoriteMarker => decode(item).map(Body::FavoriteMarker),
             EntityType::Posting => decode(item).map(Body::Posting),
+            EntityType::AggregatePart => decode(item).map(Body::AggregatePart),
             _ => Ok(Body::Keys),
         };
         Some(Image { entity, body: body.unwrap_or_else(Body::Unreadable), item: item.clone() })

@@ -299,6 +299,12 @@ pub fn rating_markers_of(user: &UserId) -> Result<KeyQuery, SchemaError> {
     crate::entities::rating_marker::ENTITY.query(&[("reviewedUserId", v(user))])
 }
 
+/// The parts of an aggregate (`aggregate`: its kind's tag; `of`: the holder's id).
+/// `pk = PARTS#<aggregate>#<of> AND begins_with(sk, PART#)`.
+pub fn aggregate_parts(aggregate: &str, of: &str) -> Result<KeyQuery, SchemaError> {
+    crate::entities::aggregate_part::ENTITY.query(&[("aggregate", v(aggregate)), ("of", v(of))])
+}
+
 /// One shard of the favorite markers of a listing.
 /// `pk = FAVED#<listingId>#<shard> AND begins_with(sk, USER#)`.
 pub fn favorite_markers_of(listing: &domain::ids::ListingId, shard: u16) -> Result<KeyQuery, SchemaError> {

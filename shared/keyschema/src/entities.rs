@@ -222,7 +222,7 @@ pub mod favorite_marker {
         key: key(Index::Table, "FAVED#<listingId>#<shard>", "USER#<userId>"),
         indexes: &[],
         defaults: &[],
-        note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition, spread over 10 shards by user; written by the stream processor with the listing's favoriteCount; the latest favoriteId seen, counted or removed, and the weight counted",
+        note: "one per user and listing (bounded whatever the add/remove cycles), outside the listing's partition, spread over 10 shards by user; written by the stream processor with one of the listing's favorite count parts; the latest favoriteId seen, counted or removed, and the weight counted",
     };
 }
 
@@ -348,6 +348,20 @@ pub mod idempotency {
     };
 }
 
+/// Aggregate parts: a hot aggregate's numbers spread over parts, folded
+/// into the item people read.
+pub mod aggregate_part {
+    use super::*;
+    /// The declaration.
+    pub const ENTITY: EntityDecl = EntityDecl {
+        entity: EntityType::AggregatePart,
+        key: key(Index::Table, "PARTS#<aggregate>#<of>", "PART#<part>"),
+        indexes: &[],
+        defaults: &[],
+        note: "written by the stream processor with the markers that decide them (each batch's counts into one part, at random), folded into the holder (a listing's favoriteCount, a user's or a category's rating) by one writer at a time; outside the holder's partition",
+    };
+}
+
 /// Every entity of the table, in the docs' order.
 pub const ALL: &[&EntityDecl] = &[
     &user::ENTITY,
@@ -370,6 +384,7 @@ pub const ALL: &[&EntityDecl] = &[
     &category_rating_marker::ENTITY,
     &rating_slot::ENTITY,
     &category_rating_slot::ENTITY,
+    &aggregate_part::ENTITY,
     &posting::ENTITY,
     &idempotency::ENTITY,
     &checkpoint::ENTITY,

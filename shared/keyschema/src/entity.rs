@@ -68,6 +68,7 @@ entities!(
     records::CategoryRatingMarker => category_rating_marker,
     records::RatingSlot => rating_slot,
     records::CategoryRatingSlot => category_rating_slot,
+    records::AggregatePart => aggregate_part,
     records::Posting => posting,
     records::IdempotencyRecord => idempotency,
     records::Checkpoint => checkpoint,

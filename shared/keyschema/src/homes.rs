@@ -30,7 +30,8 @@ impl EntityType {
     /// Where items of this entity live.
     pub const fn home(self) -> HomeRule {
         match self {
-            EntityType::Listing | EntityType::Order | EntityType::Review => HomeRule::Named,
+            // A part carries its aggregate's home.
+            EntityType::Listing | EntityType::Order | EntityType::Review | EntityType::AggregatePart => HomeRule::Named,
             EntityType::User
             | EntityType::EmailGuard
             | EntityType::Favorite

@@ -71,6 +71,8 @@ primary_keys! {
     posting(term: &str => "term", listing: &ListingId => "listingId") of records::Posting;
     /// A caller's idempotency record on a route.
     idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of records::IdempotencyRecord;
+    /// One part of an aggregate (`aggregate`: its kind's tag; `of`: the holder's id).
+    aggregate_part(aggregate: &str => "aggregate", of: &str => "of", part: &u16 => "part") of records::AggregatePart;
     /// A maintenance job's checkpoint of one scan segment.
     checkpoint(job: &str => "job", segment: &u16 => "segment") of records::Checkpoint;
 }

@@ -247,6 +247,35 @@ pub struct FavoriteMarker {
     pub weight: u32,
 }
 
+/// One part of an aggregate's numbers (docs/stream-processor.md, "Folded
+/// counts"): the stream processor adds each batch's counts to one part,
+/// chosen at random, with the markers that decide them, in one transaction;
+/// so many writers of a hot aggregate meet on one part only as often as a
+/// part's share of them. It then folds the parts into the item people read
+/// (one writer at a time: a part's records all arrive in one stream shard).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AggregatePart {
+    /// Which kind of aggregate (its tag: `favorites`, `ratings`, `categoryRatings`).
+    pub aggregate: String,
+    /// Whose: the holder's id (a listing, a user, a category).
+    pub of: String,
+    /// Which part.
+    pub part: u16,
+    /// What it adds to the aggregate's sum (ratings; 0 for a count alone).
+    #[serde(default)]
+    pub sum: i64,
+    /// What it adds to the aggregate's count.
+    #[serde(default)]
+    pub count: i64,
+    /// One more at every write of it.
+    #[serde(default)]
+    pub rev: u64,
+    /// The home region of its aggregate (docs/regions.md); none: the primary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
+}
+
 /// Where one segment of a maintenance job's scan has got to, so an
 /// interrupted run resumes (the job's own item; it changes nothing else).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -279,4 +279,6 @@ entity_types!(
     Idempotency,
     /// Where a maintenance job's scan segment got to.
     Checkpoint,
+    /// One part of an aggregate's numbers, folded into the item people read.
+    AggregatePart,
 );

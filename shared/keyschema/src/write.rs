@@ -57,6 +57,17 @@ pub mod attr {
     /// numbers, so a repair conditioned on it cannot undo a count that
     /// came and went while it read (the same numbers again, a new version).
     pub const COUNT_VERSION: &str = "countVersion";
+    /// An aggregate part's `sum` and `count` (what it adds).
+    pub const PART_SUM: &str = "sum";
+    /// An aggregate part's `count`.
+    pub const PART_COUNT: &str = "count";
+    /// What of its parts an aggregate's holder has folded in: the sum of
+    /// their `rev`s, `sum`s and `count`s at the last fold (per kind).
+    pub const FAVORITES_FOLDED: super::Folded =
+        super::Folded { rev: "favoritesFoldedRev", sum: None, count: "favoritesFoldedCount" };
+    /// The same for ratings (a user's, a category's).
+    pub const RATINGS_FOLDED: super::Folded =
+        super::Folded { rev: "ratingsFoldedRev", sum: Some("ratingsFoldedSum"), count: "ratingsFoldedCount" };
     /// An email guard's `userId`.
     pub const USER_ID: &str = "userId";
     /// A product's `stockLevel`.
@@ -330,3 +341,15 @@ pub mod email_guard {
 }
 
 pub mod product;
+
+/// The attributes on which an aggregate's holder records what of its parts
+/// it has folded in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Folded {
+    /// The sum of the parts' `rev`s at the last fold.
+    pub rev: &'static str,
+    /// The sum of the parts' `sum`s then (ratings).
+    pub sum: Option<&'static str>,
+    /// The sum of the parts' `count`s then.
+    pub count: &'static str,
+}

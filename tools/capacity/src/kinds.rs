@@ -279,7 +279,8 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             out.push(w);
             let count = Change::of(keys::listing(&ids.listing)?, NOW).add(write::attr::FAVORITE_COUNT, 1);
             let aggregate = update(listing_decl, &active, &count, kb.listing, true)?;
-            out.extend(counted(keys::favorite_marker(&ids.buyer, &ids.listing)?, aggregate));
+            let of = derived::aggregates::ListingFavorites::of(&ids.listing, None)?;
+            out.extend(counted(keys::favorite_marker(&ids.buyer, &ids.listing)?, aggregate, &of)?);
             out
         }
         Kind::PlaceListingOrder => {
@@ -369,12 +370,14 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             ];
             // The review's slot (its author's reviews of the seller this week).
             let week = domain::time::iso_week(ids.review.ulid().timestamp_ms());
-            out.extend(counted(keys::rating_slot(&ids.seller, &ids.buyer, &week)?, aggregate));
+            let of = derived::aggregates::UserRatings::of(&ids.seller)?;
+            out.extend(counted(keys::rating_slot(&ids.seller, &ids.buyer, &week)?, aggregate, &of)?);
             // The category's rating: its marker in one of the category's
             // marker shards, the aggregate in its own item (coalesced).
             let category_rating = small_write(keys::category_rating(&ids.category)?, kb.small, true);
             let slot = keys::category_rating_slot(&ids.category, &ids.buyer, &ids.seller, &week)?;
-            out.extend(counted(slot, category_rating));
+            let of = derived::aggregates::CategoryRatings::of(&ids.category)?;
+            out.extend(counted(slot, category_rating, &of)?);
             out
         }
         Kind::GetCategory => vec![

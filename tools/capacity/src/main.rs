@@ -220,7 +220,17 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                             }
                         }
                         if tx {
-                            *load.tx_per_item.entry(format!("{} / {}", key.pk, key.sk)).or_default() += weight;
+                            // An aggregate's part is one of its parts, at random.
+                            match derived::aggregates::AggregateKind::of_parts_partition(&key.pk) {
+                                Some(kind) => {
+                                    let n = kind.parts();
+                                    let item = format!("{} / PART#<one of {n}>", key.pk);
+                                    *load.tx_per_item.entry(item).or_default() += weight / f64::from(n);
+                                }
+                                None => {
+                                    *load.tx_per_item.entry(format!("{} / {}", key.pk, key.sk)).or_default() += weight
+                                }
+                            }
                         }
                         if stream && !check {
                             load.records += weight;

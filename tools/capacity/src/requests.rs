@@ -71,7 +71,7 @@ pub struct Sizes {
     pub card: f64,
 }
 
-pub(crate) type R = Result<Vec<Action>, SchemaError>;
+pub(crate) type R = Result<Vec<Action>, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Search postings per new listing (the corpus's mean, rounded down).
 pub(crate) const POSTINGS_PER_LISTING: usize = 11;
@@ -261,22 +261,50 @@ pub(crate) fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::mo
     }
 }
 
-/// The stream processor's aggregate write for a counted instance: the
-/// marker (its own partition) and the aggregate, one transaction per batch
-/// and aggregate (coalesced).
-pub(crate) fn counted(marker: impl Into<Key>, aggregate: Action) -> Vec<Action> {
+/// Parts a fold reads (consistently) on average: a hot aggregate's many,
+/// a cold one's few (docs/capacity.md).
+const PARTS_READ_PER_FOLD: f64 = 16.0;
+/// An aggregate part's size (KB).
+const PART_KB: f64 = 0.15;
+
+/// The stream processor's aggregate writes for a counted instance: the
+/// marker (its own partition) and one of the aggregate's parts, one
+/// transaction per batch and aggregate (coalesced); then, from the part's
+/// record, the fold: the holder and the parts read consistently and the
+/// holder updated by a plain write (coalesced).
+pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggregates::Aggregate) -> R {
     let marker: Key = marker.into();
+    let part: Key = keys::aggregate_part(of.kind.tag(), &of.of, &0)?.into();
     // The marker is read first, strongly consistent (`markers::apply`).
     let read = get(marker.clone(), 0.2, true);
     let marker =
         Action::Write { key: marker, kb: 0.2, tx: true, check: false, copies: vec![], stream: false, coalesced: false };
-    let aggregate = match aggregate {
-        Action::Write { key, kb, copies, .. } => {
-            Action::Write { key, kb, tx: true, check: false, copies, stream: false, coalesced: true }
-        }
-        read => read,
+    let part_write = Action::Write {
+        key: part.clone(),
+        kb: PART_KB,
+        tx: true,
+        check: false,
+        copies: vec![],
+        stream: true,
+        coalesced: true,
     };
-    vec![read, marker, aggregate]
+    let parts = Action::Read {
+        index: Index::Table,
+        pk: part.pk,
+        items: PARTS_READ_PER_FOLD.min(f64::from(of.parts)),
+        kb: PART_KB,
+        consistent: true,
+        ttl: None,
+        times: 1.0,
+    };
+    let (holder_read, holder_write) = match holder {
+        Action::Write { key, kb, copies, .. } => (
+            get(key.clone(), kb, true),
+            Action::Write { key, kb, tx: false, check: false, copies, stream: false, coalesced: true },
+        ),
+        read => (read.clone(), read),
+    };
+    Ok(vec![read, marker, part_write, holder_read, parts, holder_write])
 }
 
 /// A plain (not indexed, not coalesced) write of a small item.

@@ -22,6 +22,15 @@ use super::{Aggregate, AggregateKind, Count, Counted, Instance, Marked};
 use crate::image::{Body, Image};
 use crate::DerivedError;
 
+/// Parts of a user's ratings: the mega-seller's reviews (0.1 a second at
+/// the mix's 1x) meet on one part a fifth of each second only past 1000x
+/// (docs/capacity.md).
+pub const USER_RATING_PARTS: u16 = 16;
+/// Parts of a category's rating (the top category's: 0.2 a second at 1x).
+pub const CATEGORY_RATING_PARTS: u16 = 32;
+/// Parts of a listing's favorite count (the viral listing's: 0.8 a second at 1x).
+pub const LISTING_FAVORITE_PARTS: u16 = 128;
+
 /// A user's ratings: the reviews about them.
 pub struct UserRatings;
 /// A category's rating: the buyers' reviews of its listings' orders.
@@ -101,6 +110,9 @@ impl UserRatings {
             markers: vec![access::rating_slots_of(user)?],
             home: None,
             init: vec![],
+            of: user.to_string(),
+            parts: AggregateKind::UserRatings.parts(),
+            folded: attr::RATINGS_FOLDED,
         })
     }
 }
@@ -122,6 +134,10 @@ impl Counted for UserRatings {
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
         held(image, |b| if let Body::User(user) = b { Some(user) } else { None }, Self::of)
     }
+
+    fn of_id(of: &str, _home: Option<&str>) -> Result<Aggregate, DerivedError> {
+        Self::of(&parse_id(of)?)
+    }
 }
 
 impl CategoryRatings {
@@ -141,6 +157,9 @@ impl CategoryRatings {
                 (ENTITY_TYPE, Value::s(EntityType::CategoryRating.as_str())),
                 ("categoryId", Value::s(category.as_str())),
             ],
+            of: category.to_string(),
+            parts: AggregateKind::CategoryRatings.parts(),
+            folded: attr::RATINGS_FOLDED,
         })
     }
 }
@@ -167,6 +186,10 @@ impl Counted for CategoryRatings {
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
         held(image, |b| if let Body::CategoryRating(category) = b { Some(category) } else { None }, Self::of)
     }
+
+    fn of_id(of: &str, _home: Option<&str>) -> Result<Aggregate, DerivedError> {
+        Self::of(&parse_id(of)?)
+    }
 }
 
 impl ListingFavorites {
@@ -183,6 +206,9 @@ impl ListingFavorites {
                 .collect::<Result<_, _>>()?,
             home: home.map(str::to_owned),
             init: vec![],
+            of: listing.to_string(),
+            parts: AggregateKind::ListingFavorites.parts(),
+            folded: attr::FAVORITES_FOLDED,
         })
     }
 }
@@ -232,6 +258,15 @@ impl Counted for ListingFavorites {
             _ => Ok(None),
         }
     }
+
+    fn of_id(of: &str, home: Option<&str>) -> Result<Aggregate, DerivedError> {
+        Self::of(&parse_id(of)?, home)
+    }
+}
+
+/// A holder's id as a part names it.
+fn parse_id<T: std::str::FromStr>(of: &str) -> Result<T, DerivedError> {
+    of.parse().map_err(|_| DerivedError::malformed(format!("aggregate part of `{of}`")))
 }
 
 /// What a base item must still be for a count decided from this read of it

@@ -4,8 +4,9 @@
 //! duplicated, reordered or overlapping record, and the retry of a batch
 //! that failed part way, find the markers already moved and change nothing.
 //! The counts of one aggregate in a batch are coalesced: one consistent
-//! `BatchGetItem` of their markers and one transaction (the aggregate's
-//! `ADD` and the markers that move; more if over 99 actions).
+//! `BatchGetItem` of their markers and one transaction (the `ADD` to one of
+//! the aggregate's parts and the markers that move; more if over 99
+//! actions). The parts are folded into the holder apart ([`super::fold`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -92,14 +93,6 @@ pub async fn apply(store: &Store, aggregate: &Aggregate, counts: &[Count]) -> Re
         match write_transitions(store, aggregate, &transitions).await {
             Ok(n) => return Ok(sent + n),
             Err(Failed { sent: n, why: Why::Moved }) => sent += n + 1,
-            Err(Failed { sent: n, why: Why::NoAggregate }) => {
-                // Only an aggregate item that does not exist fails this: the
-                // API never writes a review of a user or a favorite of a
-                // listing that does not exist, so it can never succeed;
-                // leave it (and its markers) alone.
-                telemetry::tracing::error!(aggregate = aggregate.key.pk.as_str(), "the counted item does not exist");
-                return Ok(sent + n);
-            }
             Err(Failed { why: Why::Error(e), .. }) => return Err(e),
         }
     }
@@ -156,8 +149,8 @@ enum Role {
     Marker,
     /// A base item's check (reconcile's transactions).
     Base,
-    /// The aggregate's update.
-    Aggregate,
+    /// The update of one of the aggregate's parts.
+    Part,
 }
 
 /// Why a marker transaction did not commit.
@@ -165,8 +158,6 @@ enum Role {
 pub(crate) enum Why {
     /// A marker or a base item was not as read (another writer moved it).
     Moved,
-    /// The aggregate's item does not exist.
-    NoAggregate,
     /// Any other failure (the table's, or a marker that cannot move so).
     Error(DerivedError),
 }
@@ -197,7 +188,8 @@ fn chunks(transitions: &[Transition]) -> Vec<&[Transition]> {
     out
 }
 
-/// Writes the transitions, each transaction with the aggregate change of its markers.
+/// Writes the transitions, each transaction with its markers' change to one
+/// of the aggregate's parts.
 pub(crate) async fn write_transitions(
     store: &Store,
     aggregate: &Aggregate,
@@ -221,16 +213,15 @@ pub(crate) async fn write_transitions(
             sum += after_sum - before_sum;
             count += after_count - before_count;
         }
-        if sum != 0 || count != 0 {
-            tx.update("aggregate", &aggregate.add(sum, count)).map_err(|e| failed(sent, e.into()))?;
-            roles.push(Role::Aggregate);
-        }
+        // Even when the numbers do not move (a count that came and went), so
+        // that a part's `rev` moves with every marker (reconcile's snapshot).
+        let part = aggregate.add_to_part(sum, count).map_err(|e| failed(sent, e))?;
+        tx.update("part", &part).map_err(|e| failed(sent, e.into()))?;
+        roles.push(Role::Part);
         if let Err(e) = tx.send().await {
             let failed: Vec<Role> = e.failed_at().filter_map(|i| roles.get(i).copied()).collect();
             let why = if e.is_transaction_conflict() || failed.iter().any(|r| matches!(r, Role::Marker | Role::Base)) {
                 Why::Moved
-            } else if failed.contains(&Role::Aggregate) {
-                Why::NoAggregate
             } else {
                 Why::Error(e.into())
             };

@@ -16,6 +16,7 @@
 //! an aggregate is [`markers`] (both drivers); how reconcile brings
 //! markers and aggregates back in line is [`settle`].
 
+pub mod fold;
 mod kinds;
 pub mod marker;
 pub mod markers;
@@ -24,7 +25,8 @@ pub mod settle;
 use std::fmt;
 
 use domain::ids::ReviewId;
-use keyschema::{Change, Cond, Key, KeyQuery, Value};
+use keyschema::write::attr;
+use keyschema::{Change, Key, KeyQuery, Value};
 use store::Item;
 use ulid::Ulid;
 
@@ -39,7 +41,7 @@ pub use kinds::*;
 /// [`AggregateKind::ALL`], [`AggregateKind::name`] and the table of
 /// derivations [`counts_of`], [`marker_of`] and [`held_by`] fold over.
 macro_rules! aggregate_kinds {
-    ($($(#[doc = $doc:literal])* $kind:ident => $name:literal,)+) => {
+    ($($(#[doc = $doc:literal])* $kind:ident => $name:literal, $tag:literal,)+) => {
         /// The kinds of aggregate.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum AggregateKind {
@@ -56,6 +58,13 @@ macro_rules! aggregate_kinds {
                     $(AggregateKind::$kind => $name,)+
                 }
             }
+
+            /// Its tag in its parts' keys.
+            pub const fn tag(self) -> &'static str {
+                match self {
+                    $(AggregateKind::$kind => $tag,)+
+                }
+            }
         }
 
         /// Each kind's derivation, in declaration order.
@@ -65,12 +74,29 @@ macro_rules! aggregate_kinds {
 
 aggregate_kinds! {
     /// A user's `ratingSum` and `reviewCount` over the reviews about them.
-    UserRatings => "user ratings",
+    UserRatings => "user ratings", "ratings",
     /// A category's `ratingSum` and `reviewCount` over the buyers' reviews
     /// of its listings' orders, in an item of its own.
-    CategoryRatings => "category ratings",
+    CategoryRatings => "category ratings", "categoryRatings",
     /// A listing's `favoriteCount`.
-    ListingFavorites => "listing favorites",
+    ListingFavorites => "listing favorites", "favorites",
+}
+
+impl AggregateKind {
+    /// How many parts each aggregate of this kind spreads its counts over.
+    pub const fn parts(self) -> u16 {
+        match self {
+            AggregateKind::UserRatings => USER_RATING_PARTS,
+            AggregateKind::CategoryRatings => CATEGORY_RATING_PARTS,
+            AggregateKind::ListingFavorites => LISTING_FAVORITE_PARTS,
+        }
+    }
+
+    /// The kind whose parts are in partition `pk` (`PARTS#<aggregate>#<of>`).
+    pub fn of_parts_partition(pk: &str) -> Option<AggregateKind> {
+        let rest = pk.strip_prefix("PARTS#")?;
+        AggregateKind::ALL.iter().copied().find(|k| rest.strip_prefix(k.tag()).is_some_and(|r| r.starts_with('#')))
+    }
 }
 
 impl fmt::Display for AggregateKind {
@@ -80,7 +106,8 @@ impl fmt::Display for AggregateKind {
 }
 
 /// An aggregate: the item it lives on, the number attributes it adds to,
-/// and the queries that read all its markers.
+/// the parts its counts are added to ([`fold`]), and the queries that read
+/// all its markers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aggregate {
     /// Which kind.
@@ -97,26 +124,41 @@ pub struct Aggregate {
     /// is kept: a listing's count at the listing's; none: the primary (the
     /// users' and the categories' ratings).
     pub home: Option<String>,
-    /// Attributes set with every change of it, so that its first change
+    /// Attributes set with every change of it, so that its first fold
     /// creates its item (an aggregate in an item of its own: a category's
     /// rating); empty: the item must exist (a user, a listing).
     pub init: Vec<(&'static str, Value)>,
+    /// Its holder's id, which names its parts (`PARTS#<aggregate>#<of>`).
+    pub of: String,
+    /// How many parts its counts are spread over.
+    pub parts: u16,
+    /// Where its holder records what of its parts it has folded in.
+    pub folded: keyschema::write::Folded,
 }
 
 impl Aggregate {
-    /// The `ADD` of `sum` and `count` (and 1 to its version): only if the
-    /// item exists (never creates a partial item), or with its `init`.
-    pub(crate) fn add(&self, sum: i64, count: i64) -> Change {
-        let change =
-            Change::untimed(self.key.clone()).add(self.count, count).add(keyschema::write::attr::COUNT_VERSION, 1);
-        let change = match self.sum {
-            Some(attr) => change.add(attr, sum),
+    /// The `ADD` of `sum` and `count` (and 1 to its `rev`) to one of its
+    /// parts, chosen at random (creating it if it is the first).
+    pub(crate) fn add_to_part(&self, sum: i64, count: i64) -> Result<Change, DerivedError> {
+        let part = (ulid::Ulid::generate().random() % u128::from(self.parts.max(1))) as u16;
+        let tag = self.kind.tag();
+        let change = Change::untimed(keyschema::keys::aggregate_part(tag, &self.of, &part)?)
+            .add(attr::PART_SUM, sum)
+            .add(attr::PART_COUNT, count)
+            .add(attr::REV, 1)
+            .set(keyschema::table::ENTITY_TYPE, Value::s(keyschema::table::EntityType::AggregatePart.as_str()))
+            .set("aggregate", Value::s(tag))
+            .set("of", Value::s(&self.of))
+            .set("part", Value::n(i64::from(part)));
+        Ok(match &self.home {
+            Some(home) => change.set(keyschema::homes::HOME, Value::s(home)),
             None => change,
-        };
-        if self.init.is_empty() {
-            return change.only_if(Cond::ItemExists);
-        }
-        self.init.iter().fold(change, |c, (attr, value)| c.set(attr, value.clone()))
+        })
+    }
+
+    /// The query of its parts.
+    pub fn parts_query(&self) -> Result<KeyQuery, DerivedError> {
+        Ok(keyschema::access::aggregate_parts(self.kind.tag(), &self.of)?)
     }
 }
 
@@ -169,6 +211,9 @@ pub trait Counted {
 
     /// For an item holding an aggregate of this kind: the aggregate.
     fn held(image: &Image) -> Result<Option<Aggregate>, DerivedError>;
+
+    /// The aggregate of a holder's id (`of`) homed in `home`: what a part names.
+    fn of_id(of: &str, home: Option<&str>) -> Result<Aggregate, DerivedError>;
 }
 
 /// A kind's [`Counted`] functions: what [`counts_of`], [`marker_of`] and
@@ -177,11 +222,12 @@ struct Derivation {
     count: fn(&Image, bool) -> Result<Option<Count>, DerivedError>,
     marker: fn(&Image) -> Result<Option<Marked>, DerivedError>,
     held: fn(&Image) -> Result<Option<Aggregate>, DerivedError>,
+    of_id: fn(&str, Option<&str>) -> Result<Aggregate, DerivedError>,
 }
 
 impl Derivation {
     const fn of<C: Counted>() -> Derivation {
-        Derivation { count: C::count, marker: C::marker, held: C::held }
+        Derivation { count: C::count, marker: C::marker, held: C::held, of_id: C::of_id }
     }
 }
 
@@ -211,4 +257,14 @@ pub fn marker_of(image: &Image) -> Result<Option<Marked>, DerivedError> {
 /// rating): every kind's it holds (a listing may hold several).
 pub fn held_by(image: &Image) -> Result<Vec<Aggregate>, DerivedError> {
     KINDS.iter().filter_map(|k| (k.held)(image).transpose()).collect()
+}
+
+/// For an aggregate part: the aggregate it is part of (`None`: a tag the
+/// design does not have).
+pub fn of_part(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
+    let crate::Body::AggregatePart(part) = &image.body else { return Ok(None) };
+    let Some(i) = AggregateKind::ALL.iter().position(|k| k.tag() == part.aggregate) else {
+        return Err(DerivedError::malformed(format!("aggregate part of unknown kind `{}`", part.aggregate)));
+    };
+    Ok(Some((KINDS[i].of_id)(&part.of, part.home.as_deref())?))
 }

@@ -14,13 +14,15 @@
 //!   older than its marker (a favorite removed and added again in between)
 //!   leaves the marker alone. The stream processor then finds the markers
 //!   moved and changes nothing: the markers decide who counted what.
-//! - [`check_aggregate`]: an aggregate must equal the sum of its counted
-//!   markers (read consistently, after the aggregate); if not, it is set to
-//!   that sum only if its version (`countVersion`) is still the one read.
-//!   An aggregate only ever moves together with its markers, adding 1 to its
-//!   version, so a transaction committed in between (even one count that
-//!   came and went, leaving the same numbers) fails the condition: the job
-//!   never undoes a count.
+//! - [`check_aggregate`]: an aggregate (its holder's numbers with what its
+//!   parts gained since the last fold) must equal the sum of its counted
+//!   markers, read between two reads of its parts that agree; if not, the
+//!   difference is added to its holder if the holder's version
+//!   (`countVersion`, which only a repair moves) is still the one read, and
+//!   its parts are folded in. A part only ever moves together with its
+//!   markers, adding 1 to its `rev`, so a transaction committed in between
+//!   (even one count that came and went, leaving the same numbers) shows:
+//!   the job never undoes a count.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,6 +31,7 @@ use keyschema::write::attr::COUNT_VERSION;
 use keyschema::{Change, Cond, Key, Value};
 use store::{Item, Store};
 
+use super::fold::{self, number};
 use super::marker::{Marker, Stored};
 use super::markers::{self, Failed, Transition, Why, ATTEMPTS};
 use super::{counts_of, Aggregate, Instance};
@@ -88,11 +91,14 @@ pub async fn settle(
         }
         let moved = transitions.len();
         match markers::write_transitions(store, aggregate, &transitions).await {
-            Ok(_) => return Ok(moved),
+            // Its holder brought up to the part just written (a category's
+            // rating item is created so).
+            Ok(_) => {
+                fold::fold(store, aggregate).await?;
+                return Ok(moved);
+            }
             // A marker or a base item moved since read: read again.
             Err(Failed { why: Why::Moved, .. }) => {}
-            // The aggregate's item is gone (a user or listing deleted): nothing to settle into.
-            Err(Failed { why: Why::NoAggregate, .. }) => return Ok(0),
             Err(Failed { why: Why::Error(e), .. }) => return Err(e),
         }
     }
@@ -152,7 +158,8 @@ fn marker_of(item: &Item) -> Result<Marker, DerivedError> {
 /// What an aggregate holds and what its markers add up to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Drift {
-    /// (sum, count) as stored.
+    /// (sum, count) as stored: its holder's, with what its parts gained
+    /// since the holder's last fold.
     pub stored: (i64, i64),
     /// (sum, count) of its counted markers.
     pub markers: (i64, i64),
@@ -161,28 +168,22 @@ pub struct Drift {
     pub repaired: bool,
 }
 
-fn number(item: &Item, attr: &str) -> Result<Option<i64>, DerivedError> {
-    match item.get(attr) {
-        None => Ok(None),
-        Some(store::aws_sdk_dynamodb::types::AttributeValue::N(n)) => {
-            n.parse().map(Some).map_err(|_| DerivedError::malformed(format!("`{attr}` is not an integer")))
-        }
-        Some(_) => Err(DerivedError::malformed(format!("`{attr}` is not a number"))),
-    }
-}
-
 /// Compares an aggregate with the sum of its counted markers and, unless
-/// `dry_run`, sets it to that sum if it is still the value read. `None`
-/// when they agree (or the aggregate's item does not exist).
+/// `dry_run`, adds the difference to its holder if the holder's
+/// `countVersion` is still the one read, then folds its parts into it.
+/// `None` when they agree (or the holder does not exist).
 ///
-/// The aggregate and its markers are read apart, so they are compared only
-/// when the aggregate's `countVersion` is the same after the markers were
-/// read as before: every write that moves a marker moves the aggregate and
-/// its version in the same transaction, so nothing moved in between. (A
-/// batch that added as many markers as the aggregate had drifted, between
-/// the two reads, once made a drifted aggregate look exact.) An aggregate
-/// that keeps moving is reported as a drift not repaired, for the caller
-/// to try again.
+/// What an aggregate stands at is its holder's numbers with what its parts
+/// gained since the holder's last fold ([`super::fold`]): exact whenever a
+/// fold lands between the reads. The parts and the markers are read apart,
+/// so they are compared only when the parts' `rev`s are the same after
+/// the markers were read as before: every write that moves a marker adds to
+/// a part in the same transaction, so nothing moved in between. (A batch
+/// that added as many markers as the aggregate had drifted, between the two
+/// reads, once made a drifted aggregate look exact.) The holder's
+/// `countVersion`, which only a repair moves, is read before and after too.
+/// An aggregate that keeps moving is reported as a drift not repaired, for
+/// the caller to try again.
 pub async fn check_aggregate(
     store: &Store,
     aggregate: &Aggregate,
@@ -192,7 +193,11 @@ pub async fn check_aggregate(
     for _ in 0..SNAPSHOT_ATTEMPTS {
         let Some(read) = snapshot(store, aggregate).await? else { return Ok(None) };
         if read.stable {
-            return settle_drift(store, aggregate, read, dry_run).await;
+            let drift = settle_drift(store, aggregate, &read, dry_run).await?;
+            if !dry_run && read.unfolded {
+                fold::fold(store, aggregate).await?;
+            }
+            return Ok(drift);
         }
         last = Some(read);
     }
@@ -202,22 +207,25 @@ pub async fn check_aggregate(
 /// Reads of an aggregate and its markers tried before it is left as moving.
 const SNAPSHOT_ATTEMPTS: u32 = 3;
 
-/// An aggregate as stored and its markers' sum, read one after the other.
+/// An aggregate as it stands and its markers' sum, read one after the other.
 struct Snapshot {
     stored: (i64, i64),
     markers: (i64, i64),
     version: Option<i64>,
-    /// Whether the aggregate's version was the same after the markers were read.
+    /// Whether its parts and its holder's version were the same after the
+    /// markers were read.
     stable: bool,
+    /// Whether its holder lacks some of its parts' changes.
+    unfolded: bool,
 }
 
 async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapshot>, DerivedError> {
-    let Some(item) = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop() else {
-        return Ok(None);
-    };
+    let Some(item) = fold::holder(store, aggregate).await? else { return Ok(None) };
     let (sum, count) =
         (aggregate.sum.map(|a| number(&item, a)).transpose()?.flatten(), number(&item, aggregate.count)?);
     let version = number(&item, COUNT_VERSION)?;
+    let (folded, _) = fold::folded_of(aggregate, &item)?;
+    let parts = fold::parts(store, aggregate).await?;
     let mut markers = (0i64, 0i64);
     // Page by page: a category's markers are every review it ever had.
     for query in &aggregate.markers {
@@ -234,23 +242,27 @@ async fn snapshot(store: &Store, aggregate: &Aggregate) -> Result<Option<Snapsho
             }
         }
     }
-    let after = store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop();
-    let stable = match &after {
-        Some(now) => number(now, COUNT_VERSION)? == version,
+    let parts_after = fold::parts(store, aggregate).await?;
+    let stable = match fold::holder(store, aggregate).await? {
+        Some(now) => number(&now, COUNT_VERSION)? == version && parts_after.rev == parts.rev,
         None => return Ok(None),
     };
-    let stored = (if aggregate.sum.is_some() { sum.unwrap_or(0) } else { markers.0 }, count.unwrap_or(0));
-    Ok(Some(Snapshot { stored, markers, version, stable }))
+    let gained = (parts.sum - folded.sum, parts.count - folded.count);
+    let sum = if aggregate.sum.is_some() { sum.unwrap_or(0) + gained.0 } else { markers.0 };
+    let stored = (sum, count.unwrap_or(0) + gained.1);
+    Ok(Some(Snapshot { stored, markers, version, stable, unfolded: parts.rev != folded.rev }))
 }
 
-/// Sets a drifted aggregate to its markers' sum if its version is still the one read.
+/// Adds a drifted aggregate's difference from its markers to its holder if
+/// the holder's version is still the one read. A fold adds only what the
+/// parts gained, so the two never undo each other.
 async fn settle_drift(
     store: &Store,
     aggregate: &Aggregate,
-    read: Snapshot,
+    read: &Snapshot,
     dry_run: bool,
 ) -> Result<Option<Drift>, DerivedError> {
-    let Snapshot { stored, markers, version, .. } = read;
+    let Snapshot { stored, markers, version, .. } = *read;
     if stored == markers {
         return Ok(None);
     }
@@ -258,7 +270,7 @@ async fn settle_drift(
         return Ok(Some(Drift { stored, markers, repaired: false }));
     }
     let mut change = Change::untimed(aggregate.key.clone())
-        .set(aggregate.count, Value::n(markers.1))
+        .add(aggregate.count, markers.1 - stored.1)
         .add(COUNT_VERSION, 1)
         .only_if(Cond::ItemExists)
         .only_if(match version {
@@ -266,7 +278,7 @@ async fn settle_drift(
             None => Cond::NotExists(COUNT_VERSION),
         });
     if let Some(attr) = aggregate.sum {
-        change = change.set(attr, Value::n(markers.0));
+        change = change.add(attr, markers.0 - stored.0);
     }
     match store.update(&change).await {
         Ok(_) => Ok(Some(Drift { stored, markers, repaired: true })),

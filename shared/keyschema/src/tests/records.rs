@@ -247,6 +247,18 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             };
             same(r, vec![u.to_string(), route, k])
         }),
+        (slug(), 0u16..128, -5i64..5).prop_map(|(of, part, count)| {
+            let r = AggregatePart {
+                aggregate: "favorites".into(),
+                of: of.clone(),
+                part,
+                sum: 0,
+                count,
+                rev: 1,
+                home: None,
+            };
+            same(r, vec!["favorites".into(), of, part.to_string()])
+        }),
         ("[a-z]{1,10}", 0u16..64, proptest::option::of("[a-z]{1,10}")).prop_map(|(job, segment, after)| {
             let r = Checkpoint { job: job.clone(), segment, segments: 64, after, updated_at: T.into() };
             same(r, vec![job, segment.to_string()])
