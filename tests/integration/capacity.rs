@@ -256,9 +256,9 @@ cases! {
     write_review => case(
         "write review",
         "POST /orders/{orderId}/reviews",
-        &["GetItem", "TransactWriteItems"],
-        0.5,
-        28.0,
+        &["GetItem", "GetItem", "TransactWriteItems"],
+        1.0,
+        24.0,
         None,
         || req("POST /orders/{orderId}/reviews")
             .path("orderId", DELIVERED_ORDER_ID)

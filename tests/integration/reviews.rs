@@ -50,6 +50,34 @@ async fn order_between_bob_and_alice(t: &TestTable, until: &str) -> String {
     id
 }
 
+/// A review of a user who has no profile (gone outside the API) is a 409
+/// naming it, read before the transaction (no condition check there: a
+/// mega-seller's item would be held by every review of them), and writes
+/// nothing.
+#[tokio::test]
+async fn a_review_of_a_user_without_a_profile_is_refused_and_writes_nothing() {
+    let t = TestTable::with_demo_data().await;
+    let order = order_between_bob_and_alice(&t, "delivered").await;
+    let alice = keys::user(&"alice".parse().unwrap()).unwrap();
+    t.deps
+        .store
+        .client()
+        .delete_item()
+        .table_name(t.deps.store.table())
+        .set_key(Some(store::item::key_item(&alice.into())))
+        .send()
+        .await
+        .unwrap();
+    let r = reviews(&t, review_of(&order, "bob", json!({ "rating": 5, "body": "Fine." }))).await;
+    assert_eq!((r.status, r.error_code()), (409, "conflict"), "{:?}", r.body);
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("`alice` has not signed up"), "{:?}", r.body);
+    let about = reviews(&t, req("GET /users/{userId}/reviews").path("userId", "alice")).await;
+    assert_eq!(about.items().len(), 0, "{:?}", about.body);
+    let stored: domain::model::Order =
+        t.deps.store.get_consistent(&keys::order(&order.parse().unwrap()).unwrap()).await.unwrap().unwrap();
+    assert_eq!(stored.buyer_review_id, None, "the order is not marked");
+}
+
 #[tokio::test]
 async fn parties_review_each_other_once_after_delivery() {
     let t = TestTable::with_demo_data().await;
@@ -96,7 +124,11 @@ async fn parties_review_each_other_once_after_delivery() {
     t.requests();
     let by_buyer = reviews(&t, review_of(&order, "bob", good.clone())).await;
     assert_eq!(by_buyer.status, 201, "{:?}", by_buyer.body);
-    assert_eq!(t.requests(), ["GetItem", "TransactWriteItems"], "the order read, one transaction");
+    assert_eq!(
+        t.requests(),
+        ["GetItem", "GetItem", "TransactWriteItems"],
+        "the order and the reviewed user read, one transaction"
+    );
     assert_eq!(
         (by_buyer.body["reviewedUserId"].as_str(), by_buyer.body["authorId"].as_str()),
         (Some("alice"), Some("bob"))

@@ -366,7 +366,9 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 get(keys::order(&ids.order)?, kb.order, false),
                 put(&review, kb.small, true)?,
                 update(&entities::order::ENTITY, &attrs(&o), &on_order, kb.order, true)?,
-                check(keys::user(&ids.seller)?, kb.user),
+                // The reviewed user read first (no condition check: it
+                // would hold a mega-seller's item in every review).
+                get(keys::user(&ids.seller)?, kb.user, false),
             ];
             // The review's slot (its author's reviews of the seller this week).
             let week = domain::time::iso_week(ids.review.ulid().timestamp_ms());
