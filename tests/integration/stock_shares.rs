@@ -207,3 +207,34 @@ async fn shares_are_raised_while_live() {
     assert_eq!((refused.status, refused.error_code()), (409, "conflict"), "{:?}", refused.body);
     assert_eq!(shares(&t, &full_id).await, [999_999_999]);
 }
+
+/// A first attempt reads one share at random (strongly consistent), not
+/// all of them: the product's partition is what every order and product
+/// page of a flash sale reads (docs/capacity.md). And a share item is as
+/// small as the capacity model prices it (`itemKb.share`).
+#[tokio::test]
+async fn an_order_reads_one_share_when_it_holds_the_line() {
+    let t = TestTable::with_demo_data().await;
+    let buyers = ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"];
+    sign_up_all(&t.deps, &buyers).await;
+    let id = product(&t, 64 * 10, 64).await;
+    for (n, buyer) in buyers.into_iter().enumerate() {
+        t.requests();
+        let r = buy(&t, buyer, &id, 1 + n as u32 % 2).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        let sent = t.requests();
+        assert!(!sent.contains(&"Query".to_owned()), "one share read, not a Query of 64: {sent:?}");
+        // The key's record, then at most the one share (none if it is the
+        // product item's, read with the buyer).
+        assert!(sent.iter().filter(|op| *op == "GetItem").count() <= 2, "{sent:?}");
+    }
+    assert_eq!(stock_level(&t, &id).await, 640 - 12);
+    let product: domain::ids::ProductId = id.parse().unwrap();
+    let share = keyschema::keys::product_stock(&product, &63).unwrap();
+    let item = t.deps.store.batch_get_items(&[share.into()], true).await.unwrap().remove(0);
+    let size = integration_tests::pricing::item_size(&item);
+    let mix: serde_json::Value =
+        serde_json::from_str(include_str!("../../tools/capacity/mix.json")).expect("the capacity model's mix");
+    let priced = mix["itemKb"]["share"].as_f64().unwrap() * 1000.0;
+    assert!(size as f64 <= priced, "a share is {size} bytes, the model prices {priced}");
+}

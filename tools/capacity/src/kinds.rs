@@ -180,7 +180,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         // Query (a Query sums its items' sizes before rounding).
         Kind::GetProduct => {
             let shares = f64::from(ids.product_shards.saturating_sub(1));
-            let kb_all = kb.product + shares * kb.small;
+            let kb_all = kb.product + shares * kb.share;
             vec![read(access::product_with_details(&ids.product)?, 1.0, kb_all)]
         }
         Kind::ProductsByCategory => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],
@@ -219,6 +219,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                     copies: Vec::new(),
                     stream: true,
                     coalesced: false,
+                    spread: 1,
                 };
                 out.push(write);
             }
@@ -305,21 +306,18 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                     price,
                     updated_at: NOW.into(),
                 };
-                update(&entities::product::STOCK, &attrs(&share), &take, kb.small, true)?
+                update(&entities::product::STOCK, &attrs(&share), &take, kb.share, true)?
             };
+            // One share of the product's at random (docs/api.md "Stock that scales").
+            let mut stock = stock;
+            if let Action::Write { spread, .. } = &mut stock {
+                *spread = ids.product_shards;
+            }
             let mut out = placement(ids, kb, false, bought, stock)?;
             if ids.product_shards > 1 {
-                let shares = f64::from(ids.product_shards - 1);
-                let q: keyschema::KeyQuery = access::product_shares(&ids.product)?.into_query();
-                out.push(Action::Read {
-                    index: q.index,
-                    pk: q.pk,
-                    items: shares,
-                    kb: kb.small,
-                    consistent: true,
-                    ttl: None,
-                    times: 1.0,
-                });
+                // A first attempt reads one share at random (all of them
+                // only on a retry, or when that one is short).
+                out.push(get(keys::product_stock(&ids.product, &1)?, kb.share, true));
             }
             out
         }

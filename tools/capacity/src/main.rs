@@ -198,7 +198,7 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                         let bytes = items * kb / 4.0 * if consistent { 1.0 } else { 0.5 };
                         load.floor_rru += weight * bytes * fresh * times;
                     }
-                    Action::Write { key, kb, tx, check, copies, stream, coalesced } => {
+                    Action::Write { key, kb, tx, check, copies, stream, coalesced, spread } => {
                         let wcu = units(kb, 1.0) * if tx { 2.0 } else { 1.0 };
                         if !check {
                             let keys = (1 + copies.len()) as f64;
@@ -220,17 +220,11 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                             }
                         }
                         if tx {
-                            // An aggregate's part is one of its parts, at random.
-                            match derived::aggregates::AggregateKind::of_parts_partition(&key.pk) {
-                                Some(kind) => {
-                                    let n = kind.parts();
-                                    let item = format!("{} / PART#<one of {n}>", key.pk);
-                                    *load.tx_per_item.entry(item).or_default() += weight / f64::from(n);
-                                }
-                                None => {
-                                    *load.tx_per_item.entry(format!("{} / {}", key.pk, key.sk)).or_default() += weight
-                                }
-                            }
+                            let item = match spread {
+                                1 => format!("{} / {}", key.pk, key.sk),
+                                n => format!("{} / <one of {n}>", key.pk),
+                            };
+                            *load.tx_per_item.entry(item).or_default() += weight / f64::from(spread.max(1));
                         }
                         if stream && !check {
                             load.records += weight;

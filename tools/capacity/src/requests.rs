@@ -53,8 +53,19 @@ pub enum Action {
     Read { index: Index, pk: String, items: f64, kb: f64, consistent: bool, ttl: Option<f64>, times: f64 },
     /// A write (or a transaction's condition check) of one table item, with
     /// the index copies it rewrites (every index the item is in, before or
-    /// after, unless the index holds none of what changed).
-    Write { key: Key, kb: f64, tx: bool, check: bool, copies: Vec<(Index, String)>, stream: bool, coalesced: bool },
+    /// after, unless the index holds none of what changed); `spread`: the
+    /// item is one of that many in its partition, at random (an aggregate's
+    /// parts, a product's stock shares), each written its share of the time.
+    Write {
+        key: Key,
+        kb: f64,
+        tx: bool,
+        check: bool,
+        copies: Vec<(Index, String)>,
+        stream: bool,
+        coalesced: bool,
+        spread: u16,
+    },
 }
 
 /// Item sizes (KB) by kind, from the mix file.
@@ -65,6 +76,8 @@ pub struct Sizes {
     pub user: f64,
     pub order: f64,
     pub small: f64,
+    /// A share of a product's stock (`#STOCK#<n>`; a test holds the item to it).
+    pub share: f64,
     /// A search posting.
     pub posting: f64,
     /// A listing's copy in GSI5 (its card, with the keys).
@@ -118,7 +131,16 @@ pub(crate) fn sharded<Q: Into<KeyQuery>>(
 pub(crate) fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> {
     let keys = record.item_keys()?;
     let copies = keys.keys.iter().filter(|(i, _)| **i != Index::Table).map(|(i, k)| (*i, k.pk.clone())).collect();
-    Ok(Action::Write { key: keys.table().clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
+    Ok(Action::Write {
+        key: keys.table().clone(),
+        kb,
+        tx,
+        check: false,
+        copies,
+        stream: true,
+        coalesced: false,
+        spread: 1,
+    })
 }
 
 /// A change of an item whose fields were `before`: the index writes it
@@ -168,7 +190,16 @@ pub(crate) fn update_from(
             (old, new) => copies.extend([old, new].into_iter().flatten().map(|k| (index, k.pk.clone()))),
         }
     }
-    Ok(Action::Write { key: change.key.clone(), kb, tx, check: false, copies, stream: true, coalesced: false })
+    Ok(Action::Write {
+        key: change.key.clone(),
+        kb,
+        tx,
+        check: false,
+        copies,
+        stream: true,
+        coalesced: false,
+        spread: 1,
+    })
 }
 
 /// A read answered from the function's memory for `ttl` seconds.
@@ -184,7 +215,7 @@ pub(crate) fn cached(action: Action, seconds: f64) -> Action {
 #[allow(dead_code)]
 pub(crate) fn check(key: impl Into<Key>, kb: f64) -> Action {
     let key: Key = key.into();
-    Action::Write { key, kb, tx: true, check: true, copies: Vec::new(), stream: false, coalesced: false }
+    Action::Write { key, kb, tx: true, check: true, copies: Vec::new(), stream: false, coalesced: false, spread: 1 }
 }
 
 pub(crate) fn attrs<E: serde::Serialize>(record: &E) -> Attrs {
@@ -277,8 +308,16 @@ pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggr
     let part: Key = keys::aggregate_part(of.kind.tag(), &of.of, &0)?.into();
     // The marker is read first, strongly consistent (`markers::apply`).
     let read = get(marker.clone(), 0.2, true);
-    let marker =
-        Action::Write { key: marker, kb: 0.2, tx: true, check: false, copies: vec![], stream: false, coalesced: false };
+    let marker = Action::Write {
+        key: marker,
+        kb: 0.2,
+        tx: true,
+        check: false,
+        copies: vec![],
+        stream: false,
+        coalesced: false,
+        spread: 1,
+    };
     let part_write = Action::Write {
         key: part.clone(),
         kb: PART_KB,
@@ -287,6 +326,7 @@ pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggr
         copies: vec![],
         stream: true,
         coalesced: true,
+        spread: of.parts,
     };
     let parts = Action::Read {
         index: Index::Table,
@@ -300,7 +340,7 @@ pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggr
     let (holder_read, holder_write) = match holder {
         Action::Write { key, kb, copies, .. } => (
             get(key.clone(), kb, true),
-            Action::Write { key, kb, tx: false, check: false, copies, stream: false, coalesced: true },
+            Action::Write { key, kb, tx: false, check: false, copies, stream: false, coalesced: true, spread: 1 },
         ),
         read => (read.clone(), read),
     };
@@ -310,7 +350,7 @@ pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggr
 /// A plain (not indexed, not coalesced) write of a small item.
 pub(crate) fn small_write(key: impl Into<Key>, kb: f64, tx: bool) -> Action {
     let key: Key = key.into();
-    Action::Write { key, kb, tx, check: false, copies: vec![], stream: true, coalesced: false }
+    Action::Write { key, kb, tx, check: false, copies: vec![], stream: true, coalesced: false, spread: 1 }
 }
 
 /// An order's placement (`orders::place`): the idempotency record read, what

@@ -8,9 +8,11 @@ use super::*;
 /// concurrent orders of a busy product take from different items), or
 /// else from its fullest shares; each share only if enough is left there
 /// at the price read (`write::product::take_from_share`). The products are
-/// read with the buyer, and a product whose stock is shared its other
-/// shares in one `Query` (strongly consistent), all at once; `fresh`: the
-/// products strongly consistent too (a share moved since the last read).
+/// read with the buyer; of a product whose stock is shared, a first attempt
+/// reads one share at random and takes from it if it holds the line, else
+/// every share in one `Query` (strongly consistent: `stock::shares_for`);
+/// `fresh` (a share moved since the last read): the products strongly
+/// consistent too, and every share.
 pub(super) async fn place_products(
     app: &App,
     home: &Store,
@@ -38,8 +40,9 @@ pub(super) async fn place_products(
         })?;
         found.push(product);
     }
-    let shares = stock::shares_of(home, &found).await?;
     let random = key.record().order_id.map_or(0, |o| o.ulid().random());
+    let wanted: Vec<(&Product, u32)> = found.iter().zip(lines).map(|(p, l)| (*p, l.qty)).collect();
+    let shares = stock::shares_for(home, &wanted, random, fresh).await?;
     let mut order_lines = Vec::with_capacity(lines.len());
     for ((line, product), shares) in lines.iter().zip(&found).zip(&shares) {
         let Some(chosen) = domain::stock::choose(shares, line.qty, random) else {
