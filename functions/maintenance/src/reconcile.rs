@@ -29,6 +29,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use derived::aggregates::fold::{self, Folding};
 use derived::aggregates::settle::{self, check_aggregate};
 use derived::aggregates::{self, Aggregate, Instance};
 use derived::index_keys::KeysOf;
@@ -219,7 +220,8 @@ fn unreadable(run: &Run<'_>, e: DerivedError) -> Result<(), StoreError> {
             run.tally(Kind::Unreadable, Tally::found(1));
             Ok(())
         }
-        // Only settling markers contends; it tallies that itself.
+        // Settling markers tallies its own contention; a fold left
+        // contended is its parts' records' to finish.
         DerivedError::Contended(_) => Ok(()),
     }
 }
@@ -355,14 +357,16 @@ async fn aggregates_page(run: &Run<'_>, items: Vec<Item>) -> Result<(), StoreErr
             Err(e) => unreadable(run, e)?,
         }
     }
+    // (One whose item exists is checked as held, with its parts' gain.)
     for aggregate in unheld.into_values() {
         let _unit = run.pacer.admit().await;
         let kind = Kind::Aggregate(aggregate.kind);
-        match derived::aggregates::fold::unfolded(run.store, &aggregate).await {
+        match fold::unheld(run.store, &aggregate).await {
             Ok(false) => {}
             Ok(true) if run.options.dry_run => run.tally(kind, Tally::found(1)),
-            Ok(true) => match derived::aggregates::fold::fold(run.store, &aggregate).await {
-                Ok(_) => run.tally(kind, Tally::repaired(1)),
+            Ok(true) => match fold::fold(run.store, &aggregate).await {
+                Ok(Folding::Folded) => run.tally(kind, Tally::repaired(1)),
+                Ok(_) => run.tally(kind, Tally::moved(1)),
                 Err(e) => unreadable(run, e)?,
             },
             Err(e) => unreadable(run, e)?,

@@ -232,7 +232,7 @@ pub async fn process_batch_with(
             Err(e) => malformed(&e, "counts skipped: it can never succeed"),
         }
         // A part's change: fold its aggregate once this batch (all of one
-        // aggregate's parts arrive in one shard: one writer at a time).
+        // aggregate's parts arrive in one shard; concurrent folds are safe).
         match record.new.as_ref().map(aggregates::of_part).transpose().map(Option::flatten) {
             Ok(Some(_)) if !store.is_home(record.new.as_ref().and_then(derived::Image::home)) => report.elsewhere += 1,
             Ok(Some(aggregate)) => {

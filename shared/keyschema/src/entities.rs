@@ -358,7 +358,7 @@ pub mod aggregate_part {
         key: key(Index::Table, "PARTS#<aggregate>#<of>", "PART#<part>"),
         indexes: &[],
         defaults: &[],
-        note: "written by the stream processor with the markers that decide them (each batch's counts into one part, at random), folded into the holder (a listing's favoriteCount, a user's or a category's rating) by one writer at a time; outside the holder's partition",
+        note: "written by the stream processor with the markers that decide them (each batch's counts into one part, at random), folded into the holder (a listing's favoriteCount, a user's or a category's rating) by a conditional update adding the parts' gain since the last fold; outside the holder's partition",
     };
 }
 

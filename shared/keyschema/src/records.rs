@@ -252,7 +252,8 @@ pub struct FavoriteMarker {
 /// chosen at random, with the markers that decide them, in one transaction;
 /// so many writers of a hot aggregate meet on one part only as often as a
 /// part's share of them. It then folds the parts into the item people read
-/// (one writer at a time: a part's records all arrive in one stream shard).
+/// (a part's records all arrive in one stream shard; a fold adds what the
+/// parts gained since the last one, conditioned on it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AggregatePart {

@@ -53,9 +53,10 @@ pub mod attr {
     pub const MARKER_VERSION: &str = "version";
     /// A listing's `favoriteCount`.
     pub const FAVORITE_COUNT: &str = "favoriteCount";
-    /// An aggregate's `countVersion`: one more at every change of its
-    /// numbers, so a repair conditioned on it cannot undo a count that
-    /// came and went while it read (the same numbers again, a new version).
+    /// An aggregate's `countVersion`: one more at every repair of it by
+    /// reconcile (and, before folded counts, at every change of its
+    /// numbers), so two repairs conditioned on it do not both add the same
+    /// difference.
     pub const COUNT_VERSION: &str = "countVersion";
     /// An aggregate part's `sum` and `count` (what it adds).
     pub const PART_SUM: &str = "sum";

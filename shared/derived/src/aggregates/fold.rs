@@ -13,8 +13,10 @@
 //! can run in any order and any number of times, and each part's change is
 //! added once. The stream processor folds an aggregate when it sees its
 //! parts' records: all of them carry one partition key, so they arrive in
-//! one shard and one writer folds at a time; the holder lags its parts by
-//! one stream batch.
+//! one shard, whose concurrent batches (its parallelization factor, 2 by
+//! default) and reconcile are all that fold it at once; a fold that lost a
+//! race waits a jittered moment and reads again. The holder lags its parts
+//! by one stream batch.
 
 use keyschema::write::attr;
 use keyschema::{Change, Cond, Value};
@@ -94,14 +96,19 @@ pub(crate) async fn holder(store: &Store, aggregate: &Aggregate) -> Result<Optio
     Ok(store.batch_get_items(std::slice::from_ref(&aggregate.key), true).await?.pop())
 }
 
-/// Whether an aggregate's holder lacks some of its parts' changes (or, with
-/// parts, does not exist yet).
-pub async fn unfolded(store: &Store, aggregate: &Aggregate) -> Result<bool, DerivedError> {
-    let was = match holder(store, aggregate).await? {
-        Some(item) => folded_of(aggregate, &item)?.0,
-        None => Sums::default(),
-    };
-    Ok(parts(store, aggregate).await?.rev != was.rev)
+/// Whether an aggregate that its parts create (`init`: a category's
+/// rating) has parts but no holder yet (its parts' records not delivered).
+pub async fn unheld(store: &Store, aggregate: &Aggregate) -> Result<bool, DerivedError> {
+    Ok(holder(store, aggregate).await?.is_none() && parts(store, aggregate).await?.rev > 0)
+}
+
+/// A fold after a write that committed (a repair, a marker settled): the
+/// part's own record folds it too, so a failure here is logged, not
+/// returned, and what was written is still reported.
+pub async fn fold_after(store: &Store, aggregate: &Aggregate) {
+    if let Err(e) = fold(store, aggregate).await {
+        telemetry::tracing::warn!(aggregate = aggregate.key.pk.as_str(), error = %telemetry::redacted(&e), "fold left to its parts' records");
+    }
 }
 
 /// Brings an aggregate's holder up to its parts: reads the holder, then
@@ -110,7 +117,7 @@ pub async fn unfolded(store: &Store, aggregate: &Aggregate) -> Result<bool, Deri
 /// between: read again). An aggregate in an item of its own (`init`) is
 /// created by its first fold.
 pub async fn fold(store: &Store, aggregate: &Aggregate) -> Result<Folding, DerivedError> {
-    for _ in 0..ATTEMPTS {
+    for attempt in 0..ATTEMPTS {
         let holder = holder(store, aggregate).await?;
         if holder.is_none() && aggregate.init.is_empty() {
             return Ok(Folding::NoHolder);
@@ -120,12 +127,16 @@ pub async fn fold(store: &Store, aggregate: &Aggregate) -> Result<Folding, Deriv
             None => (Sums::default(), false),
         };
         let now = parts(store, aggregate).await?;
-        if now.rev == was.rev {
+        // Parts moved with the numbers as they were (a count that came and
+        // went): nothing to add, and the record can wait for a change.
+        if now.rev == was.rev || holder.is_some() && (now.sum, now.count) == (was.sum, was.count) {
             return Ok(Folding::Unchanged);
         }
         match store.update(&fold_change(aggregate, was, recorded, now, holder.is_some())).await {
             Ok(_) => return Ok(Folding::Folded),
-            Err(e) if e.is_conditional_check_failed() => continue,
+            Err(e) if e.is_conditional_check_failed() => {
+                tokio::time::sleep(store::conflicts::pause(attempt + 1)).await;
+            }
             Err(e) => return Err(e.into()),
         }
     }

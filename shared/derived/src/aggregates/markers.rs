@@ -18,8 +18,8 @@ use super::marker::{next, Marker, Stored};
 use super::{Aggregate, Count};
 use crate::DerivedError;
 
-/// Most actions in one transaction (DynamoDB allows 100; one is the
-/// aggregate's update).
+/// Most actions in one transaction (DynamoDB allows 100; one is the update
+/// of one of the aggregate's parts).
 const ACTIONS_PER_TRANSACTION: usize = 99;
 /// Attempts per aggregate when another writer moved a marker in between.
 pub(crate) const ATTEMPTS: u32 = 5;

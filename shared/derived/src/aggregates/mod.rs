@@ -91,12 +91,6 @@ impl AggregateKind {
             AggregateKind::ListingFavorites => LISTING_FAVORITE_PARTS,
         }
     }
-
-    /// The kind whose parts are in partition `pk` (`PARTS#<aggregate>#<of>`).
-    pub fn of_parts_partition(pk: &str) -> Option<AggregateKind> {
-        let rest = pk.strip_prefix("PARTS#")?;
-        AggregateKind::ALL.iter().copied().find(|k| rest.strip_prefix(k.tag()).is_some_and(|r| r.starts_with('#')))
-    }
 }
 
 impl fmt::Display for AggregateKind {
@@ -262,7 +256,14 @@ pub fn held_by(image: &Image) -> Result<Vec<Aggregate>, DerivedError> {
 /// For an aggregate part: the aggregate it is part of (`None`: a tag the
 /// design does not have).
 pub fn of_part(image: &Image) -> Result<Option<Aggregate>, DerivedError> {
-    let crate::Body::AggregatePart(part) = &image.body else { return Ok(None) };
+    let crate::Body::AggregatePart(part) = &image.body else {
+        return match image.entity {
+            keyschema::table::EntityType::AggregatePart => {
+                Err(image.unreadable().unwrap_or(DerivedError::malformed("aggregate part")))
+            }
+            _ => Ok(None),
+        };
+    };
     let Some(i) = AggregateKind::ALL.iter().position(|k| k.tag() == part.aggregate) else {
         return Err(DerivedError::malformed(format!("aggregate part of unknown kind `{}`", part.aggregate)));
     };

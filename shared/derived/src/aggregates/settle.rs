@@ -94,7 +94,7 @@ pub async fn settle(
             // Its holder brought up to the part just written (a category's
             // rating item is created so).
             Ok(_) => {
-                fold::fold(store, aggregate).await?;
+                fold::fold_after(store, aggregate).await;
                 return Ok(moved);
             }
             // A marker or a base item moved since read: read again.
@@ -194,8 +194,8 @@ pub async fn check_aggregate(
         let Some(read) = snapshot(store, aggregate).await? else { return Ok(None) };
         if read.stable {
             let drift = settle_drift(store, aggregate, &read, dry_run).await?;
-            if !dry_run && read.unfolded {
-                fold::fold(store, aggregate).await?;
+            if !dry_run && (read.unfolded || drift.is_some_and(|d| d.repaired)) {
+                fold::fold_after(store, aggregate).await;
             }
             return Ok(drift);
         }
