@@ -238,3 +238,38 @@ async fn an_order_reads_one_share_when_it_holds_the_line() {
     let priced = mix["itemKb"]["share"].as_f64().unwrap() * 1000.0;
     assert!(size as f64 <= priced, "a share is {size} bytes, the model prices {priced}");
 }
+
+/// A cancel retried after meeting another transaction on its shares gives
+/// its units back a share on (`write::order::cancel_turned`), so it does
+/// not wait on the share that held it up: the total is exact, and the
+/// cancel happens once whichever turn lands first.
+#[tokio::test]
+async fn a_cancel_turned_gives_its_units_to_the_next_share_once() {
+    let t = TestTable::with_demo_data().await;
+    sign_up_all(&t.deps, &["turner"]).await;
+    let id = product(&t, 40, 4).await;
+    let placed = buy(&t, "turner", &id, 3).await;
+    assert_eq!(placed.status, 201, "{:?}", placed.body);
+    let before = shares(&t, &id).await;
+    let order_id: domain::ids::OrderId = placed.body["orderId"].as_str().unwrap().parse().unwrap();
+    let order: domain::model::Order =
+        t.deps.store.get_consistent(&keyschema::keys::order(&order_id).unwrap()).await.unwrap().unwrap();
+    let taken = order.lines[0].stock.clone().expect("taken from shares").taken;
+    assert_eq!(taken.len(), 1, "3 of the 10 in one share: {taken:?}");
+    let send = |turn: u16| {
+        let mut tx = t.deps.store.transaction();
+        for (name, change) in keyschema::write::order::cancel_turned(&order, "2026-11-28T00:00:00.000Z", turn).unwrap()
+        {
+            tx.update(name, &change).unwrap();
+        }
+        tx.send()
+    };
+    send(1).await.expect("the cancel, turned by one");
+    let after = shares(&t, &id).await;
+    let (from, to) = (usize::from(taken[0].shard), usize::from(taken[0].shard + 1) % 4);
+    assert_eq!(after[to], before[to] + 3, "{before:?} -> {after:?}");
+    assert_eq!(after[from], before[from], "{before:?} -> {after:?}");
+    assert_eq!(stock_level(&t, &id).await, 40);
+    assert!(send(0).await.is_err(), "cancelled once: the order's status condition");
+    assert_eq!(stock_level(&t, &id).await, 40);
+}

@@ -243,7 +243,7 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
     // Another transaction on one of its items (a cancel meets the orders of
     // its products on their stock), or the order moved: read again.
     for attempt in 0..STATUS_ATTEMPTS {
-        match move_order(app, &caller, &id, next).await? {
+        match move_order(app, &caller, &id, next, attempt as u16).await? {
             Some(answer) => return Ok(answer),
             None => tokio::time::sleep(store::conflicts::pause(attempt + 1)).await,
         }
@@ -255,12 +255,15 @@ async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {
 const STATUS_ATTEMPTS: u32 = 8;
 
 /// One try of [`change_status`]: `None` if it met another transaction on
-/// one of its items (try again).
+/// one of its items (try again). A cancel's `attempt` turns where its units
+/// go back among the product's shares (`write::order::cancel_turned`), so a
+/// retry does not wait on the share that held it up.
 async fn move_order(
     app: &App,
     caller: &api::Caller,
     id: &OrderId,
     next: OrderStatus,
+    attempt: u16,
 ) -> Result<Option<Response>, ApiError> {
     let id = *id;
     let (mut order, home) = load_order_at_home(app, &id).await?;
@@ -280,7 +283,7 @@ async fn move_order(
     let now = rfc3339(now_ms());
     let mut tx = home.transaction();
     if next == OrderStatus::Cancelled {
-        for (name, change) in write::order::cancel(&order, &now)? {
+        for (name, change) in write::order::cancel_turned(&order, &now, attempt)? {
             tx.update(name, &change)?;
         }
     } else {

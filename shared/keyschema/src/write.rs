@@ -203,6 +203,14 @@ pub mod order {
     /// of stock they came from, each within its cap), as named transaction
     /// actions.
     pub fn cancel(order: &Order, now: &str) -> Result<Vec<(String, Change)>, SchemaError> {
+        cancel_turned(order, now, 0)
+    }
+
+    /// [`cancel`], the units of a line taken from shares of stock given
+    /// back `turn` shares on from where they came (a retry of a cancel
+    /// that met another transaction on those shares: units are alike, and
+    /// the order's own condition keeps the cancel once).
+    pub fn cancel_turned(order: &Order, now: &str, turn: u16) -> Result<Vec<(String, Change)>, SchemaError> {
         let id = &order.order_id;
         let mut actions = vec![(
             CancelAction::Order.name(),
@@ -226,9 +234,11 @@ pub mod order {
                 None => (1, vec![domain::stock::Taken { shard: 0, qty: line.qty }]),
             };
             for t in taken {
-                let cap = domain::stock::share_cap(t.shard, shards);
-                let restock = product::restock_share(&product, t.shard, t.qty, cap, now)?;
-                actions.push((CancelAction::Restock(product, t.shard).name(), restock));
+                let shard =
+                    if shards > 1 { ((u32::from(t.shard) + u32::from(turn)) % u32::from(shards)) as u16 } else { 0 };
+                let cap = domain::stock::share_cap(shard, shards);
+                let restock = product::restock_share(&product, shard, t.qty, cap, now)?;
+                actions.push((CancelAction::Restock(product, shard).name(), restock));
             }
         }
         Ok(actions)
