@@ -21,7 +21,14 @@ stream drains, every 409 and 503 a conflict or throttling caused, and the
 simulation's own counts (GET /_limits). Kinds it does not drive (a price
 change, a review) are counted.
 
-Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R]]
+--focus (with --hot): every request of the skew's dimensions goes to its
+hot entity, so that this machine's rate reaches the hot items as hard as it
+can; --hold-ms MS (what ./dev up's --hold was): the run then prints, for the
+hot product's stock shares and the viral listing's count parts, the share
+of each second each was held here (transactions/s on it x (20 ms + MS))
+against the capacity model's at 1000x, and the hold that would match it.
+
+Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R] [--focus] [--hold-ms MS]]
 """
 
 import argparse
@@ -39,7 +46,12 @@ import urllib.request
 
 SECRET = "local-dev-secret"
 conflicts_seen = []  # 409s a conflict caused ("changed concurrently")
+unavailable_seen = []  # 5xx answers: which request, how long it took, why
 MIX = __import__("os").path.join(__import__("os").path.dirname(__file__), "capacity", "mix.json")
+# A listing's favorite count parts (derived::aggregates::LISTING_FAVORITE_PARTS).
+LISTING_FAVORITE_PARTS = 128
+# What the local simulation adds to every request it holds (tools/local-stack limits).
+REQUEST_SECONDS = 0.020
 
 
 def token(sub, admin=False):
@@ -85,6 +97,8 @@ class Api:
             message = str(((answer or {}).get("error") or {}).get("message", "")) if isinstance(answer, dict) else ""
             if status == 409 and "concurrently" in message:
                 conflicts_seen.append(f"{method} {path}: {message}")
+            if status >= 500:
+                unavailable_seen.append(f"{status} {method} {path.split('?')[0]} after {elapsed * 1000:.0f} ms: {message}")
         return status, answer
 
 
@@ -96,6 +110,8 @@ def main():
     ap.add_argument("--max-requests", type=int, default=20000)
     ap.add_argument("--hot", action="store_true")
     ap.add_argument("--rate", type=float, default=0, help="requests/s in all (--hot; 0: as fast as they go)")
+    ap.add_argument("--focus", action="store_true", help="--hot: every request of a dimension on its hot entity")
+    ap.add_argument("--hold-ms", type=float, default=0, help="the stack's --hold, for the calibration")
     args = ap.parse_args()
     api = Api(args.base)
     admin, seller = token("load-admin", admin=True), token("alice")
@@ -200,8 +216,11 @@ def main():
     # viral listing, the hot product, the top brand), a cold one otherwise.
     mix = json.load(open(MIX)) if args.hot else None
     kinds = list(mix["requestsPerSecond"].items()) if mix else []
-    share = (mix or {}).get("hotShare", {})
+    share = dict((mix or {}).get("hotShare", {}))
+    if args.focus:
+        share = {k: 1.0 for k in share}
     skipped = {}
+    hot_writes = {"product": 0, "listing": 0}  # orders of the hot product, favorites of the viral listing
 
     def pick(r, dimension, hot, cold):
         return hot if r.random() < share.get(dimension, 0) else r.choice(cold)
@@ -241,8 +260,12 @@ def main():
             if status in (200, 201, 204) and listing == viral:
                 with placed_lock:
                     favorites[me] = on
+                    hot_writes["listing"] += 1
         elif kind == "place catalog order":
             pid = pick(r, "product", hot_product, list(products))
+            if pid == hot_product:
+                with placed_lock:
+                    hot_writes["product"] += 1
             place_order(tok, {"items": [{"productId": pid, "qty": 1}]}, key, mine)
         elif kind == "place listing order":
             place_order(tok, {"listingId": r.choice(listings[1:])}, key, mine)
@@ -300,7 +323,9 @@ def main():
     if args.hot:
         want = sum(1 for on in favorites.values() if on)
         count = None
-        for _ in range(60):  # the stream processor keeps the count: let it drain
+        # The stream processor keeps the count: let it drain (its
+        # transactions are held --hold longer each).
+        for _ in range(int(60 + args.hold_ms / 1000 * 30)):
             status, l = api.call("GET", f"/listings/{viral}")
             count = l["favoriteCount"]
             if count == want:
@@ -343,6 +368,22 @@ def main():
         checks.append(("no 409 or 503 from a conflict or throttling", not conflicts_seen and 503 not in load_statuses))
         print(f"listings created: {len(created)}; mix kinds not driven here (counted): {skipped}; 409s: {load_statuses.get(409, 0)} "
               f"(conflicts or throttling: {len(conflicts_seen)}), 503s: {load_statuses.get(503, 0)}")
+        # How long each hot item was held here, against 1000x of the mix.
+        rates = mix["requestsPerSecond"]
+        model_share = mix.get("hotShare", {})
+        tx = mix.get("transactionSeconds", 0.03)
+        for what, n, per_1x in [
+            ("hot product's stock shares", mix.get("hotProductStockShards", 1),
+             rates.get("place catalog order", 0) * model_share.get("product", 0)),
+            ("viral listing's count parts", LISTING_FAVORITE_PARTS,
+             (rates.get("add favorite", 0) + rates.get("remove favorite", 0)) * model_share.get("listing", 0)),
+        ]:
+            local = hot_writes["product" if "product" in what else "listing"] / elapsed / n
+            held = local * (REQUEST_SECONDS + args.hold_ms / 1000)
+            at_1000x = per_1x * 1000 / n * tx
+            needed = (at_1000x / local - REQUEST_SECONDS) * 1000 if local else float("inf")
+            print(f"calibration, {what}: at most {local:.3f} tx/s each here, held {held:.1%} of each second "
+                  f"(1000x of the mix: {at_1000x:.1%}; a hold of {needed:.0f} ms would match it)")
         try:
             with urllib.request.urlopen(args.base.rstrip("/") + "/_limits", timeout=5) as resp:
                 print(f"simulation (GET /_limits): {resp.read().decode()}")
@@ -352,6 +393,8 @@ def main():
         print(f"invariant: {name}: {'ok' if ok else 'FAILED'}")
     for c in crashed:
         print("  " + c)
+    for u in unavailable_seen[:10]:
+        print("  " + u)
     for f in failures[:20]:
         print("  " + f)
     sys.exit(0 if all(ok for _, ok in checks) else 1)

@@ -29,16 +29,18 @@ fn value<T: std::str::FromStr>(args: &[String], flag: &str) -> Result<Option<T>,
     }
 }
 
-/// `reconcile [--dry-run] [--fresh] [--segments N] [--rcu N] [--wcu N]`:
-/// runs (or resumes) a reconcile and prints its report, one line per kind.
+/// `reconcile [--dry-run | --check] [--fresh] [--segments N] [--rcu N] [--wcu N]`:
+/// runs (or resumes) a reconcile and prints its report, one line per kind;
+/// `--check`: a dry run that fails if it finds anything (after `./dev load`).
 pub async fn reconcile(args: &[String]) -> Result<(), String> {
-    let known = ["--dry-run", "--fresh", "--segments", "--rcu", "--wcu"];
+    let known = ["--dry-run", "--check", "--fresh", "--segments", "--rcu", "--wcu"];
+    let check = args.iter().any(|a| a == "--check");
     if let Some(bad) = args.iter().find(|a| a.starts_with("--") && !known.contains(&a.as_str())) {
         return Err(format!("unknown option {bad}; reconcile takes {}", known.join(" ")));
     }
     let defaults = reconcile::Options::default();
     let options = reconcile::Options {
-        dry_run: args.iter().any(|a| a == "--dry-run"),
+        dry_run: check || args.iter().any(|a| a == "--dry-run"),
         fresh: args.iter().any(|a| a == "--fresh"),
         segments: value(args, "--segments")?.unwrap_or(defaults.segments).max(1),
         budget: pace::Budget {
@@ -53,7 +55,7 @@ pub async fn reconcile(args: &[String]) -> Result<(), String> {
     println!("reconcile {}{mode}: {} items read over its two passes", store.table(), report.scanned);
     println!("{:<34} {:>8} {:>8} {:>8}", "kind", "found", "repaired", "moved");
     for (kind, t) in &report.kinds {
-        println!("{kind:<34} {:>8} {:>8} {:>8}", t.found, t.repaired, t.moved);
+        println!("{:<34} {:>8} {:>8} {:>8}", kind.to_string(), t.found, t.repaired, t.moved);
     }
     println!(
         "{:.1} s, {:.1} read units ({:.1}/s), {:.1} write units{}",
@@ -64,6 +66,7 @@ pub async fn reconcile(args: &[String]) -> Result<(), String> {
         if report.resumed { ", resumed an interrupted run" } else { "" }
     );
     match report.stopped {
+        None if check && report.found() > 0 => Err(format!("found {} to repair", report.found())),
         None => Ok(()),
         Some(why) => Err(format!("stopped before the end ({why}); run it again to resume")),
     }

@@ -10,7 +10,7 @@
 //! local-stack token <sub> [--admin] [--ttl SECONDS]
 //! local-stack explore [patterns | table | "<pattern>" name=value ... [--limit N] [--cursor JSON]] [--aws]
 //! local-stack seed                 create TABLE_NAME at DYNAMODB_ENDPOINT with the demo data
-//! local-stack reconcile [--dry-run] [--fresh] [--segments N] [--rcu N] [--wcu N]
+//! local-stack reconcile [--dry-run | --check] [--fresh] [--segments N] [--rcu N] [--wcu N]
 //! local-stack redrive [FILE]        re-deliver what the stream poller (or Lambda) gave up on
 //! local-stack expire                cancel the orders pending longer than the timeout
 //! ```
