@@ -8,7 +8,7 @@
 //! between them; reconcile restores the index's keys.
 
 use api::Deps;
-use domain::geo::Location;
+use domain::geo::{Cell, Location, CELL_LEN};
 use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus, Money};
 use integration_tests::derived::set_raw;
@@ -119,6 +119,12 @@ async fn nearest_first_is_exact_against_a_brute_force_sort() {
         for k in 0..6 {
             all.push(listing(all.len(), Some(c.toward(10.0, f64::from(k) * 60.0)), ListingStatus::Active));
         }
+        // And a dozen within a km (near the pole, the radius a search may
+        // have is about that: `listings::near::MAX_CELLS`).
+        for k in 1..=12 {
+            let at = c.toward(f64::from(k) * 0.08, f64::from(k) * 30.0);
+            all.push(listing(all.len(), Some(at), ListingStatus::Active));
+        }
     }
     let spot = centres[0];
     for _ in 0..40 {
@@ -139,8 +145,11 @@ async fn nearest_first_is_exact_against_a_brute_force_sort() {
         (centres[1], 25.0, 20),
         (Location::new(0.0, -179.99).unwrap(), 30.0, 100),
         (centres[2], 20.0, 100),
-        (Location::new(90.0, 0.0).unwrap(), 8.0, 20),
+        (Location::new(89.99, 0.0).unwrap(), 8.0, 20),
     ] {
+        // Near a pole, the widest radius a search may have there.
+        let radius = Cell::widest_radius(&at, radius, 16, CELL_LEN).unwrap_or(0.0);
+        let radius = (radius * 100.0).floor() / 100.0;
         let mut want: Vec<(String, f64)> =
             points.iter().map(|(id, p)| (id.to_string(), at.distance_km(p))).filter(|(_, d)| *d <= radius).collect();
         want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use api::{ApiError, Deps, Request, Response};
 use domain::answers::ListingCard;
-use domain::geo::Location;
+use domain::geo::{Cell, Location, CELL_LEN};
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
 use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
@@ -26,6 +26,10 @@ use ulid::Ulid;
 
 /// The widest radius, in km.
 pub const MAX_RADIUS_KM: f64 = 50.0;
+/// The most cells a search may cover: cells narrow toward the poles, where
+/// a radius covers up to 256 of them (a query each); 16 allow 50 km up to
+/// about 80 degrees of latitude, and keep a page within its bound.
+pub const MAX_CELLS: usize = 16;
 /// Cell queries in flight at once.
 const QUERIES_AT_ONCE: usize = 16;
 
@@ -174,6 +178,15 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
     let radius = number(&req, "radiusKm", 0.0..=MAX_RADIUS_KM)?;
     let category = req.query::<CategoryId>("categoryId")?;
     let at = Location::new(lat, lon).ok_or_else(|| ApiError::bad_request("lat and lon: out of range"))?;
+    if Cell::covering(&at, radius, CELL_LEN).len() > MAX_CELLS {
+        return Err(ApiError::bad_request(match Cell::widest_radius(&at, radius, MAX_CELLS, CELL_LEN) {
+            Some(km) => format!(
+                "radiusKm: at most {:.2} km at this latitude (a search near a pole reads at most {MAX_CELLS} cells)",
+                (km * 100.0).floor() / 100.0
+            ),
+            None => format!("lat: too near a pole for a search (it would read more than {MAX_CELLS} cells)"),
+        }));
+    }
     let scope = format!("near|{lat:?}|{lon:?}|{radius:?}|{:?}", category.as_ref().map(|c| c.to_string()));
     let after = match &page.cursor {
         None => None,

@@ -111,10 +111,10 @@ impl Cell {
     }
 
     /// The nearest and farthest any point of the cell can be from `p`, in
-    /// km: from the cell's centre, the distance to its farthest corner
-    /// (the farthest point of a latitude-longitude box smaller than a
-    /// hemisphere) taken off and added (the triangle inequality), and 0
-    /// for a point inside.
+    /// km: the nearest exactly ([`Cell::nearest_km`]); the farthest from the
+    /// cell's centre plus the distance to its farthest corner (the
+    /// farthest point of a latitude-longitude box smaller than a
+    /// hemisphere: the triangle inequality).
     pub fn distance_bounds_km(&self, p: &Location) -> (f64, f64) {
         let centre = Location { lat: (self.lat.0 + self.lat.1) / 2.0, lon: (self.lon.0 + self.lon.1) / 2.0 };
         let corners = [
@@ -125,9 +125,38 @@ impl Cell {
         ];
         let reach = corners.iter().map(|c| centre.distance_km(c)).fold(0.0, f64::max);
         let d = centre.distance_km(p);
-        let inside = (self.lat.0..=self.lat.1).contains(&p.lat) && (self.lon.0..=self.lon.1).contains(&p.lon);
-        let near = if inside { 0.0 } else { (d - reach).max(0.0) };
-        (near, d + reach)
+        (self.nearest_km(p), d + reach)
+    }
+
+    /// The nearest any point of the cell is to `p`, in km, exactly: at the
+    /// same longitude if `p`'s is within the cell's (the nearer edge of
+    /// latitude, or 0 inside), else on one of its meridian edges, where the
+    /// distance to a point at latitude φ is least at the φ that maximises
+    /// `sin φp sin φ + cos φp cos Δλ cos φ` (a cosine of φ: its peak, if
+    /// within the edge, or an end of it). Near the poles, where the cells
+    /// are narrow wedges, the bound from the centre was far too low.
+    fn nearest_km(&self, p: &Location) -> f64 {
+        let at = |lat: f64, lon: f64| p.distance_km(&Location { lat, lon });
+        if (self.lon.0..=self.lon.1).contains(&p.lon) {
+            return match p.lat {
+                lat if lat < self.lat.0 => at(self.lat.0, p.lon),
+                lat if lat > self.lat.1 => at(self.lat.1, p.lon),
+                _ => 0.0,
+            };
+        }
+        let (sin_p, cos_p) = p.lat.to_radians().sin_cos();
+        [self.lon.0, self.lon.1]
+            .into_iter()
+            .map(|edge| {
+                let dlon = (p.lon - edge).to_radians();
+                let peak = sin_p.atan2(cos_p * dlon.cos()).to_degrees();
+                let mut best = at(self.lat.0, edge).min(at(self.lat.1, edge));
+                if (self.lat.0..=self.lat.1).contains(&peak) {
+                    best = best.min(at(peak, edge));
+                }
+                best
+            })
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Its area in km² (a band of latitude times its share of longitude).
@@ -164,11 +193,77 @@ impl Cell {
         }
         out
     }
+
+    /// The widest radius up to `max_km` whose [`Cell::covering`] at `p` has
+    /// at most `max_cells` cells of `len` characters (to 10 m); `None` if
+    /// none has (at a pole every cell of the top row touches the point).
+    /// Cells narrow toward the poles, so a radius covers more of them there.
+    pub fn widest_radius(p: &Location, max_km: f64, max_cells: usize, len: usize) -> Option<f64> {
+        let fits = |km: f64| Cell::covering(p, km, len).len() <= max_cells;
+        if !fits(0.0) {
+            return None;
+        }
+        if fits(max_km) {
+            return Some(max_km);
+        }
+        let (mut low, mut high) = (0.0, max_km);
+        while high - low > 0.01 {
+            let mid = (low + high) / 2.0;
+            if fits(mid) {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        Some(low)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The nearest bound against a fine grid of each cell's points: never
+    /// above the nearest point found (a lower bound, as the search needs),
+    /// and within a grid step of it (tight), poles and antimeridian included.
+    #[test]
+    fn the_nearest_bound_is_the_nearest_point_of_the_cell() {
+        let mut x: u64 = 7;
+        let mut next = |span: f64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 * span
+        };
+        for _ in 0..400 {
+            let p = Location::new(next(180.0) - 90.0, next(360.0) - 180.0).unwrap();
+            let q = Location::new((p.lat + next(6.0) - 3.0).clamp(-90.0, 90.0), next(360.0) - 180.0).unwrap();
+            let cell = Cell::of(&q.geohash(3)).unwrap();
+            let (steps, mut nearest) = (60, f64::INFINITY);
+            for i in 0..=steps {
+                for j in 0..=steps {
+                    let lat = cell.lat.0 + (cell.lat.1 - cell.lat.0) * i as f64 / steps as f64;
+                    let lon = cell.lon.0 + (cell.lon.1 - cell.lon.0) * j as f64 / steps as f64;
+                    nearest = nearest.min(p.distance_km(&Location { lat, lon }));
+                }
+            }
+            let bound = cell.distance_bounds_km(&p).0;
+            let step = 157.0 / steps as f64 * 2.0;
+            assert!(bound <= nearest + 1e-6, "{p:?} {cell:?}: bound {bound} above {nearest}");
+            assert!(bound >= nearest - step, "{p:?} {cell:?}: bound {bound} far below {nearest}");
+        }
+    }
+
+    #[test]
+    fn the_widest_radius_narrows_toward_the_poles() {
+        let at = |lat: f64| Location::new(lat, 10.0).unwrap();
+        assert_eq!(Cell::widest_radius(&at(45.0), 50.0, 16, 3), Some(50.0));
+        assert_eq!(Cell::widest_radius(&at(85.0), 50.0, 16, 3), Some(50.0));
+        let polar = Cell::widest_radius(&at(89.5), 50.0, 16, 3).unwrap();
+        assert!(polar < 50.0 && polar > 0.0, "{polar}");
+        assert!(Cell::covering(&at(89.5), polar, 3).len() <= 16);
+        assert!(Cell::covering(&at(89.5), polar + 0.02, 3).len() > 16);
+        let pole = Cell::widest_radius(&Location::new(90.0, 0.0).unwrap(), 50.0, 16, 3).unwrap();
+        assert!(pole < 1.0, "every cell of the top row meets at the pole: {pole}");
+    }
 
     #[test]
     fn cell_areas_add_up_to_the_sphere_and_shrink_toward_the_poles() {
