@@ -163,6 +163,9 @@ struct NearBody {
     /// listings it found were sold a moment before: only a `null` cursor
     /// ends the walk.
     stopped_early: bool,
+    /// The radius searched: the one asked, but near a pole the widest whose
+    /// circle covers at most [`MAX_CELLS`] cells.
+    radius_km: f64,
 }
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
@@ -178,16 +181,15 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
     let radius = number(&req, "radiusKm", 0.0..=MAX_RADIUS_KM)?;
     let category = req.query::<CategoryId>("categoryId")?;
     let at = Location::new(lat, lon).ok_or_else(|| ApiError::bad_request("lat and lon: out of range"))?;
-    if Cell::covering(&at, radius, CELL_LEN).len() > MAX_CELLS {
-        return Err(ApiError::bad_request(match Cell::widest_radius(&at, radius, MAX_CELLS, CELL_LEN) {
-            Some(km) => format!(
-                "radiusKm: at most {:.2} km at this latitude (a search near a pole reads at most {MAX_CELLS} cells)",
-                (km * 100.0).floor() / 100.0
-            ),
-            None => format!("lat: too near a pole for a search (it would read more than {MAX_CELLS} cells)"),
-        }));
-    }
-    let scope = format!("near|{lat:?}|{lon:?}|{radius:?}|{:?}", category.as_ref().map(|c| c.to_string()));
+    let asked = radius;
+    // Near a pole the widest radius whose circle covers at most MAX_CELLS
+    // cells (to 10 m), answered as `radiusKm`.
+    let radius = match Cell::widest_radius(&at, radius, MAX_CELLS, CELL_LEN) {
+        Some(km) if km < radius => (km * 100.0).floor() / 100.0,
+        Some(_) => radius,
+        None => 0.0,
+    };
+    let scope = format!("near|{lat:?}|{lon:?}|{asked:?}|{:?}", category.as_ref().map(|c| c.to_string()));
     let after = match &page.cursor {
         None => None,
         Some(c) => {
@@ -224,7 +226,7 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
         app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id), within })
     });
-    Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early })
+    Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early, radius_km: radius })
 }
 
 /// One page's search.
