@@ -227,6 +227,30 @@ async fn count_concurrently(t: &TestTable, records: &[EventRecord]) {
     }
 }
 
+/// The favorites' records of one event (`INSERT`, `REMOVE`) in the stream.
+async fn favorite_records(t: &TestTable, event: &str) -> Vec<EventRecord> {
+    let records = stream_records(t).await.into_iter();
+    records.filter(|r| r.event_name == event && entity_of(r).as_deref() == Some("Favorite")).collect()
+}
+
+/// `times` folds of `aggregate`, one after another (errors ignored: a race lost).
+async fn folds(store: &store::Store, aggregate: &derived::aggregates::Aggregate, times: usize) {
+    for _ in 0..times {
+        let _ = fold::fold(store, aggregate).await;
+    }
+}
+
+/// `times` reconcile checks of `aggregate` with repair: how many repaired.
+async fn repairs(store: &store::Store, aggregate: &derived::aggregates::Aggregate, times: usize) -> usize {
+    let mut n = 0;
+    for _ in 0..times {
+        if let Ok(Some(d)) = check_aggregate(store, aggregate, false).await {
+            n += usize::from(d.repaired);
+        }
+    }
+    n
+}
+
 /// Counts (each favorite in its own batch, all at once), folds, replays of
 /// the parts' records so far and reconcile's check (with repair) of the
 /// same aggregate, all interleaved: the listing ends exact.
@@ -239,62 +263,32 @@ async fn counts_folds_replays_and_repairs_interleaved_add_each_once() {
     for fan in &fans {
         assert_eq!(users(&t.deps, fav("PUT", &listing, fan)).await.status, 201);
     }
-    let adds: Vec<EventRecord> = stream_records(&t)
-        .await
-        .into_iter()
-        .filter(|r| r.event_name == "INSERT" && entity_of(r).as_deref() == Some("Favorite"))
-        .collect();
+    let adds = favorite_records(&t, "INSERT").await;
     assert_eq!(adds.len(), 36);
     let aggregate = ListingFavorites::of(&listing.parse().unwrap(), None).unwrap();
     let store = t.deps.store.clone();
     let mut repaired = 0;
-    let folding = async {
-        for _ in 0..40 {
-            let _ = fold::fold(&store, &aggregate).await;
-        }
-    };
-    let checking = async {
-        let mut n = 0;
-        for _ in 0..12 {
-            if let Ok(Some(d)) = check_aggregate(&store, &aggregate, false).await {
-                n += usize::from(d.repaired);
-            }
-        }
-        n
-    };
     let replaying = async {
         for _ in 0..6 {
             let parts: Vec<EventRecord> = stream_records(&t).await.into_iter().filter(is_part_record).collect();
             let _ = process_stream_once(&t, parts).await;
         }
     };
-    let ((), (), n, ()) = tokio::join!(count_concurrently(&t, &adds), folding, checking, replaying);
+    let ((), (), n, ()) = tokio::join!(
+        count_concurrently(&t, &adds),
+        folds(&store, &aggregate, 40),
+        repairs(&store, &aggregate, 12),
+        replaying
+    );
     repaired += n;
     // 12 of them removed, the same way.
     for fan in &fans[..12] {
         assert_eq!(users(&t.deps, fav("DELETE", &listing, fan)).await.status, 204);
     }
-    let removes: Vec<EventRecord> = stream_records(&t)
-        .await
-        .into_iter()
-        .filter(|r| r.event_name == "REMOVE" && entity_of(r).as_deref() == Some("Favorite"))
-        .collect();
+    let removes = favorite_records(&t, "REMOVE").await;
     assert_eq!(removes.len(), 12);
-    let folding = async {
-        for _ in 0..40 {
-            let _ = fold::fold(&store, &aggregate).await;
-        }
-    };
-    let checking = async {
-        let mut n = 0;
-        for _ in 0..12 {
-            if let Ok(Some(d)) = check_aggregate(&store, &aggregate, false).await {
-                n += usize::from(d.repaired);
-            }
-        }
-        n
-    };
-    let ((), (), n) = tokio::join!(count_concurrently(&t, &removes), folding, checking);
+    let ((), (), n) =
+        tokio::join!(count_concurrently(&t, &removes), folds(&store, &aggregate, 40), repairs(&store, &aggregate, 12));
     repaired += n;
     assert!(deliver_parts(&t).await.is_empty());
     assert_eq!(count(&t, &listing).await, 24, "36 - 12, each once ({repaired} repairs made meanwhile)");

@@ -211,17 +211,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             for k in 0..POSTINGS_PER_LISTING {
                 let term = if k == 0 { ids.term.clone() } else { format!("w{}-{k}", ids.new_listing) };
                 let key = keys::posting(&term, &ids.new_listing)?.into_key();
-                let write = Action::Write {
-                    key,
-                    kb: kb.posting,
-                    tx: false,
-                    check: false,
-                    copies: Vec::new(),
-                    stream: true,
-                    coalesced: false,
-                    spread: 1,
-                };
-                out.push(write);
+                out.push(small_write(key, kb.posting, false));
             }
             out
         }

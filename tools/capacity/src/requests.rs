@@ -131,16 +131,7 @@ pub(crate) fn sharded<Q: Into<KeyQuery>>(
 pub(crate) fn put<E: Entity>(record: &E, kb: f64, tx: bool) -> Result<Action, SchemaError> {
     let keys = record.item_keys()?;
     let copies = keys.keys.iter().filter(|(i, _)| **i != Index::Table).map(|(i, k)| (*i, k.pk.clone())).collect();
-    Ok(Action::Write {
-        key: keys.table().clone(),
-        kb,
-        tx,
-        check: false,
-        copies,
-        stream: true,
-        coalesced: false,
-        spread: 1,
-    })
+    Ok(plain_write(keys.table().clone(), kb, tx, copies))
 }
 
 /// A change of an item whose fields were `before`: the index writes it
@@ -190,16 +181,7 @@ pub(crate) fn update_from(
             (old, new) => copies.extend([old, new].into_iter().flatten().map(|k| (index, k.pk.clone()))),
         }
     }
-    Ok(Action::Write {
-        key: change.key.clone(),
-        kb,
-        tx,
-        check: false,
-        copies,
-        stream: true,
-        coalesced: false,
-        spread: 1,
-    })
+    Ok(plain_write(change.key.clone(), kb, tx, copies))
 }
 
 /// A read answered from the function's memory for `ttl` seconds.
@@ -349,8 +331,13 @@ pub(crate) fn counted(marker: impl Into<Key>, holder: Action, of: &derived::aggr
 
 /// A plain (not indexed, not coalesced) write of a small item.
 pub(crate) fn small_write(key: impl Into<Key>, kb: f64, tx: bool) -> Action {
-    let key: Key = key.into();
-    Action::Write { key, kb, tx, check: false, copies: vec![], stream: true, coalesced: false, spread: 1 }
+    plain_write(key.into(), kb, tx, Vec::new())
+}
+
+/// A write of one item and its index copies, recorded in the stream: not a
+/// condition check, not coalesced, to one item.
+fn plain_write(key: Key, kb: f64, tx: bool, copies: Vec<(Index, String)>) -> Action {
+    Action::Write { key, kb, tx, check: false, copies, stream: true, coalesced: false, spread: 1 }
 }
 
 /// An order's placement (`orders::place`): the idempotency record read, what
