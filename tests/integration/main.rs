@@ -8,6 +8,7 @@ mod budget;
 mod capacity;
 mod catalog;
 mod category_ratings;
+mod dense_cells;
 mod details;
 mod events;
 mod expiry;

@@ -21,7 +21,7 @@ use store::aws_sdk_dynamodb::types::AttributeValue::S;
 use ulid::Ulid;
 
 /// A listing as the stream processor leaves it (every index key it has).
-fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
+pub(super) fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
     Listing {
         home: None,
         listing_id: ListingId::from_ulid(Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128)),
@@ -41,8 +41,9 @@ fn listing(i: usize, at: Option<Location>, status: ListingStatus) -> Listing {
     .locate(at)
 }
 
-/// Writes them with their keys, 16 at a time.
-async fn put_all(t: &TestTable, all: &[Listing]) {
+/// Writes them with their keys (and the dense cells' partitions that hold
+/// them), as the stream processor leaves them, 16 at a time.
+pub(super) async fn put_all(t: &TestTable, all: &[Listing]) {
     use futures_util::stream::{self, StreamExt};
     stream::iter(all)
         .for_each_concurrent(16, |l| async move {
@@ -50,6 +51,11 @@ async fn put_all(t: &TestTable, all: &[Listing]) {
             let item = store::item::with_keys(l, &keys).unwrap();
             let put = t.deps.store.client().put_item().table_name(t.deps.store.table()).set_item(Some(item));
             put.send().await.unwrap();
+            // And the partition of a dense cell its near key is in.
+            let near = keys.on(keyschema::table::Index::Gsi4).and(l.geohash.as_deref());
+            if let Some(cell) = near.and_then(|hash| keyschema::records::NearCell::of(hash, None)) {
+                t.deps.store.put(&cell).await.unwrap();
+            }
         })
         .await;
 }
@@ -67,13 +73,23 @@ async fn walk_on(
     radius: f64,
     limit: u16,
 ) -> (Vec<(String, f64)>, usize) {
-    let (mut out, mut most) = (Vec::new(), 0);
+    walk_with(t, &Deps { near_index: index, ..t.deps.clone() }, at, radius, limit).await
+}
+
+/// [`walk`] with `deps` (which index, which dense cells still splitting).
+pub(super) async fn walk_with(
+    t: &TestTable,
+    deps: &Deps,
+    at: Location,
+    radius: f64,
+    limit: u16,
+) -> (Vec<(String, f64)>, usize) {
+    let (index, mut out, mut most) = (deps.near_index, Vec::new(), 0);
     let request = || near_request(at, radius, limit);
-    let deps = Deps { near_index: index, ..t.deps.clone() };
     walk_pages(
         t,
         request,
-        |r| listings(&deps, r),
+        |r| listings(deps, r),
         |page: &Reply, mut sent| {
             // The cells' queries (GSI5: the cards), then (GSI4) one read of
             // the listings returned.

@@ -1,24 +1,30 @@
 //! Beyond the seeds, "listings near me": `GET /listings/near?lat=&lon=&radiusKm=`,
 //! the active listings with a location within the radius, nearest first,
 //! each with its `distanceKm`. The near index holds them by geohash: a
-//! partition per 3-character cell, the full hash in the sort key. A page
-//! searches the cells nearest first ([`fanout::nearest`]), querying the
-//! cells of one round together. GSI5 holds each listing's card, so the page
+//! partition per 3-character cell (per 5-character one in a dense cell:
+//! `domain::geo::partition`), the full hash in the sort key. A page reads
+//! which partitions of the dense cells it meets hold listings (a query per
+//! 3-character cell holding them, none elsewhere), then searches the cells
+//! nearest first ([`fanout::nearest`]), querying the cells of one round
+//! together (a cell of a dense cell still splitting, `NEAR_SPLITTING`, in
+//! both partitions that may hold it). GSI5 holds each listing's card, so the page
 //! is what the queries read; GSI4 (while reads move to GSI5:
 //! docs/operations.md) holds only its id, location, geohash and category,
 //! and the page then reads its listings in one `BatchGetItem`. The signed
 //! cursor carries the last distance and id returned, and how far the page
 //! read each crowded place (one full-length geohash) it looked at in part.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use api::{ApiError, Deps, Request, Response};
 use domain::answers::ListingCard;
+use domain::geo::partition::DENSE;
 use domain::geo::{Cell, Location, CELL_LEN};
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
 use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::records::NearCell;
 use keyschema::{access, keys, NearIndex};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -101,23 +107,82 @@ impl Held for Card {
     }
 }
 
-/// Answers cell queries from a near index, in the handler's task.
-struct Cells<'a>(&'a Deps);
+/// Answers cell queries from a near index, in the handler's task; knows
+/// which partitions of the dense cells the circle meets hold listings.
+struct Cells<'a> {
+    app: &'a Deps,
+    /// Those partitions ([`keyschema::records::NearCell`]).
+    held: BTreeSet<String>,
+}
+
+impl<'a> Cells<'a> {
+    /// Reads which partitions of the dense cells within `radius` of `at`
+    /// hold listings: one query per cell of 3 characters holding such a
+    /// cell (none elsewhere).
+    async fn near(app: &'a Deps, at: &Location, radius: f64) -> Result<Self, ApiError> {
+        let mut parents: Vec<&str> = DENSE
+            .iter()
+            .filter(|cell| Cell::of(cell).is_some_and(|c| c.distance_bounds_km(at).0 <= radius))
+            .filter_map(|cell| cell.get(..CELL_LEN))
+            .collect();
+        parents.dedup();
+        let mut held = BTreeSet::new();
+        for parent in parents {
+            let query = access::near_cells(parent)?;
+            // At most 32 a dense cell, about 100 bytes each.
+            let most = u16::try_from(32 * DENSE.len()).unwrap_or(u16::MAX);
+            let page = app.store.query_exact::<NearCell, _>(&query, most, None).await?;
+            held.extend(page.items.into_iter().map(|c| c.cell));
+        }
+        Ok(Cells { app, held })
+    }
+}
 
 impl<T: Held> CellAsker<T> for Cells<'_> {
     type Error = ApiError;
+
+    /// Recorded as holding a listing, or in a dense cell still splitting
+    /// (its listings keyed before may be in any of its partitions).
+    fn may_hold(&self, cell: &str) -> bool {
+        self.held.contains(cell) || self.app.near_splitting.iter().any(|s| cell.starts_with(s.as_str()))
+    }
+
     async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<T>)>, ApiError> {
-        let index = self.0.near_index;
-        stream::iter(asks)
-            .map(|ask| async move {
-                let query = access::listings_near(index, &ask.prefix, ask.after.as_deref(), ask.before.as_deref())?;
-                let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
-                let page = self.0.store.query_exact::<T, _>(&query, limit, None).await?;
-                Ok::<_, ApiError>((ask, CellAnswer { items: page.items, more: page.next.is_some() }))
+        let index = self.app.near_index;
+        // A cell of a dense cell still splitting is also queried in the
+        // partition that held it before (docs/operations.md, "A dense cell").
+        let queries: Vec<(usize, _)> = asks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, ask)| {
+                let (after, before) = (ask.after.as_deref(), ask.before.as_deref());
+                let splitting = self.app.near_splitting.iter().any(|cell| ask.prefix.starts_with(cell.as_str()));
+                let now = access::listings_near(index, &ask.prefix, after, before);
+                let then = splitting.then(|| access::listings_near_before_dense(index, &ask.prefix, after, before));
+                std::iter::once((i, now)).chain(then.map(|q| (i, q)))
+            })
+            .collect();
+        let asks_ref = &asks;
+        let answers: Vec<(usize, CellAnswer<T>)> = stream::iter(queries)
+            .map(|(i, query)| async move {
+                let limit = asks_ref.get(i).map_or(0, |ask| u16::try_from(ask.limit).unwrap_or(u16::MAX));
+                let page = self.app.store.query_exact::<T, _>(&query?, limit, None).await?;
+                Ok::<_, ApiError>((i, CellAnswer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()
-            .await
+            .await?;
+        // A cell's two answers as one.
+        let mut one: Vec<Option<CellAnswer<T>>> = asks.iter().map(|_| None).collect();
+        for (i, answer) in answers {
+            if let (Some(slot), Some(ask)) = (one.get_mut(i), asks.get(i)) {
+                *slot = Some(match slot.take() {
+                    Some(first) => nearest::merged(first, answer, ask.limit),
+                    None => answer,
+                });
+            }
+        }
+        Ok(asks.into_iter().zip(one).filter_map(|(ask, answer)| Some((ask, answer?))).collect())
     }
 }
 
@@ -241,7 +306,8 @@ struct Search<'a> {
 impl Search<'_> {
     async fn run<T: Held>(self, app: &Deps) -> Result<(Vec<Found<T>>, Option<After>, Cost), ApiError> {
         let keep = |t: &T| self.category.is_none_or(|c| c == t.category());
-        nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &Cells(app)).await
+        let cells = Cells::near(app, &self.at, self.radius).await?;
+        nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &cells).await
     }
 }
 

@@ -43,25 +43,37 @@ pub struct Deps {
     pub cursors: CursorKey,
     /// The index near me reads (`NEAR_INDEX`, while it moves: docs/operations.md).
     pub near_index: keyschema::NearIndex,
+    /// Dense cells whose listings may still be keyed in the partition that
+    /// held them before they were declared dense (`NEAR_SPLITTING`, until a
+    /// repair has moved them: docs/operations.md, "A dense cell"): near me
+    /// reads both.
+    pub near_splitting: Vec<String>,
 }
 
 impl Deps {
     /// The name of the variable naming the index near me reads.
     pub const NEAR_INDEX_VAR_NAME: &'static str = "NEAR_INDEX";
 
-    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CURSOR_SECRET` and
-    /// `NEAR_INDEX` (`GSI4` or `GSI5`; GSI5 if unset).
+    /// The name of the variable naming the dense cells still splitting.
+    pub const NEAR_SPLITTING_VAR_NAME: &'static str = "NEAR_SPLITTING";
+
+    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CURSOR_SECRET`,
+    /// `NEAR_INDEX` (`GSI4` or `GSI5`; GSI5 if unset) and `NEAR_SPLITTING`
+    /// (dense cells, comma-separated; none if unset or empty).
     pub async fn from_env() -> Result<Self, String> {
         let near_index = match std::env::var(Self::NEAR_INDEX_VAR_NAME) {
             Ok(name) => name.parse()?,
             Err(_) => keyschema::NearIndex::default(),
         };
-        Ok(Deps { store: Store::from_env().await?, cursors: CursorKey::from_env()?, near_index })
+        let near_splitting = splitting(&std::env::var(Self::NEAR_SPLITTING_VAR_NAME).unwrap_or_default())?;
+        let (store, cursors) = (Store::from_env().await?, CursorKey::from_env()?);
+        Ok(Deps { store, cursors, near_index, near_splitting })
     }
 
-    /// Over `store`, signing cursors with `cursors`, near me reading GSI5.
+    /// Over `store`, signing cursors with `cursors`, near me reading GSI5,
+    /// no dense cell splitting.
     pub fn new(store: Store, cursors: CursorKey) -> Self {
-        Deps { store, cursors, near_index: keyschema::NearIndex::default() }
+        Deps { store, cursors, near_index: keyschema::NearIndex::default(), near_splitting: Vec::new() }
     }
 
     /// The store that writes listing `id` and its sale (its home's:
@@ -248,4 +260,27 @@ macro_rules! routes {
             Ok($crate::to_event(outcome))
         }
     };
+}
+
+/// `NEAR_SPLITTING`: dense cells (`domain::geo::partition::DENSE`),
+/// comma-separated.
+fn splitting(list: &str) -> Result<Vec<String>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|cell| !cell.is_empty())
+        .map(|cell| match domain::geo::partition::DENSE.contains(&cell) {
+            true => Ok(cell.to_owned()),
+            false => Err(format!("NEAR_SPLITTING: `{cell}` is not a dense cell (domain::geo::partition::DENSE)")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn near_splitting_takes_dense_cells_only() {
+        assert_eq!(super::splitting(""), Ok(vec![]));
+        assert_eq!(super::splitting(" u09w , u09t"), Ok(vec!["u09w".to_owned(), "u09t".to_owned()]));
+        assert!(super::splitting("u09t,u4pr").is_err_and(|e| e.contains("u4pr")));
+    }
 }

@@ -76,9 +76,19 @@ impl KeysOf {
         Ok(self.decl.repair(&self.attrs, keeper)?)
     }
 
-    /// Sends the repair `keeper`'s part needs.
+    /// What must be written before `change`: the partition of a dense cell
+    /// its near key enters, recorded ([`crate::near_cells`]).
+    pub async fn before(&self, store: &Store, change: &Change) -> Result<(), DerivedError> {
+        match crate::near_cells::entered(&self.attrs, change) {
+            Some(cell) => crate::near_cells::record(store, &cell).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Sends the repair `keeper`'s part needs (after [`KeysOf::before`]).
     pub async fn apply(&self, store: &Store, keeper: Keeper) -> Result<Outcome, DerivedError> {
         let Some(change) = self.repair(keeper)? else { return Ok(Outcome::Exact) };
+        self.before(store, &change).await?;
         let outcome = if change.set.is_empty() { Outcome::Unindexed } else { Outcome::Indexed };
         match store.update(&change).await {
             Ok(_) => Ok(outcome),

@@ -8,6 +8,8 @@
 //! - [`index_keys`]: the index keys an item's declaration derives from its
 //!   fields (the stream processor keeps a listing's browse, price and near
 //!   keys; reconcile every index).
+//! - [`near_cells`]: the partitions of dense cells that hold listings,
+//!   recorded before a listing's near key enters one.
 //! - [`postings`]: a listing's search postings, from its current state.
 //! - [`aggregates`]: each kind of aggregate (declared once, derived by an
 //!   [`aggregates::Counted`]: a user's ratings, a category's rating, a
@@ -18,6 +20,7 @@ pub mod aggregates;
 mod error;
 pub mod image;
 pub mod index_keys;
+pub mod near_cells;
 pub mod postings;
 
 pub use error::DerivedError;

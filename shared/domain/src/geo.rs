@@ -12,6 +12,8 @@ pub const HASH_LEN: usize = 9;
 /// Characters of the index partition's cell (about 156 km).
 pub const CELL_LEN: usize = 3;
 
+pub mod partition;
+
 const BASE32: &[u8; 32] = b"0123456789bcdefghjkmnpqrstuvwxyz";
 
 /// A point: latitude -90..=90, longitude -180..=180 (degrees, finite).

@@ -1,7 +1,11 @@
 //! Nearest first over a geohash index (the `near` index: a partition per
-//! 3-character cell, the full geohash then the id in the sort key, so a
-//! longer prefix is a smaller cell): one page of the items within a radius
-//! of a point, by distance then id, exact, planned here without I/O.
+//! 3-character cell, per 5-character one in a dense cell
+//! (`domain::geo::partition`), the full geohash then the id in the sort
+//! key, so a longer prefix is a smaller cell): one page of the items within
+//! a radius of a point, by distance then id, exact, planned here without
+//! I/O. A cell held in more than one partition is looked at as its
+//! sub-cells, and a partition of a dense cell the asker knows to be empty
+//! ([`CellAsker::may_hold`]) is not queried.
 //!
 //! A best-first search: a heap holds cells (by the nearest any point of
 //! them can be) and items (by their distance). The cells covering the
@@ -37,6 +41,9 @@ use frontier::{Entry, Frontier};
 
 mod frontier;
 pub mod memory;
+mod merge;
+
+pub use merge::merged;
 
 /// Items one cell query asks for before the cell is split.
 pub const CELL_LIMIT: usize = 32;
@@ -100,6 +107,13 @@ pub trait CellAsker<T> {
         &self,
         asks: Vec<CellAsk>,
     ) -> impl std::future::Future<Output = Result<Vec<(CellAsk, CellAnswer<T>)>, Self::Error>>;
+
+    /// Whether partition `cell` of a dense cell (`domain::geo::partition`)
+    /// may hold an item (`false` proves it holds none: it is not queried).
+    fn may_hold(&self, cell: &str) -> bool {
+        let _ = cell;
+        true
+    }
 }
 
 /// Where a walk is: every item nearer than `km` (or as near, with an id up
@@ -182,7 +196,9 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     keep: &(dyn Fn(&T) -> bool + Sync),
     asker: &A,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
-    let mut frontier = Frontier::new(at, radius_km, after.as_ref(), Cell::covering(&at, radius_km, CELL_LEN));
+    let holds = |cell: &str| asker.may_hold(cell);
+    let cells = Cell::covering(&at, radius_km, CELL_LEN);
+    let mut frontier = Frontier::new(at, radius_km, after.as_ref(), holds, cells);
     let (mut out, mut cost) = (Vec::new(), Cost::default());
     let mut looked_at: Option<(f64, Ulid)> = None;
     // Keys read per full-length cell (for the cursor's `within`).

@@ -200,8 +200,10 @@ pub fn listings_by_price(
     )
 }
 
-/// Beyond the seeds: the active listings of one geohash cell (a prefix of
-/// at least [`domain::geo::CELL_LEN`] characters) in geohash order, after a
+/// Beyond the seeds: the active listings of one geohash cell (a prefix
+/// within one partition: [`domain::geo::partition::partition`]; the
+/// partition of a cell holding dense cells holds none of theirs) in
+/// geohash order, after a
 /// sort key and below a smaller cell if given; the reader searches the
 /// cells nearest first (`fanout::nearest`).
 /// `GSI4` or `GSI5` (its keys, the cards): `gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
@@ -215,7 +217,43 @@ pub fn listings_near(
 ) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
     q.index = index.index();
-    q.sk = match (after, before) {
+    q.sk = near_sort_key(prefix, after, before);
+    typed(Ok(q))
+}
+
+/// [`listings_near`] of a cell within a dense cell, in the partition that
+/// held it before the cell was declared dense (its first
+/// [`domain::geo::CELL_LEN`] characters), where a listing not written since
+/// keeps its key until a repair moves it (docs/operations.md, "A dense
+/// cell"). The key is the declaration's for a geohash of that partition
+/// beside the dense cells.
+pub fn listings_near_before_dense(
+    index: NearIndex,
+    prefix: &str,
+    after: Option<&str>,
+    before: Option<&str>,
+) -> Result<EntityQuery<model::Listing>, SchemaError> {
+    use domain::geo::partition::{is_dense, DENSE_LEN};
+    let invalid = |why: &'static str| SchemaError::Template {
+        entity: EntityType::Listing,
+        index: "GSI4",
+        source: crate::template::TemplateError::Invalid { field: "geohash".to_owned(), why },
+    };
+    let cell = prefix.get(..DENSE_LEN).filter(|_| is_dense(prefix)).ok_or_else(|| invalid("not in a dense cell"))?;
+    let beside = "0123456789bcdefghjkmnpqrstuvwxyz"
+        .chars()
+        .map(|c| format!("{}{c}", &cell[..domain::geo::CELL_LEN]))
+        .find(|probe| !is_dense(probe))
+        .ok_or_else(|| invalid("every cell beside it is dense"))?;
+    let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(&beside))])?;
+    q.index = index.index();
+    q.sk = near_sort_key(prefix, after, before);
+    typed(Ok(q))
+}
+
+/// The sort key condition of a near query of `prefix`.
+fn near_sort_key(prefix: &str, after: Option<&str>, before: Option<&str>) -> SortKey {
+    match (after, before) {
         (None, None) => SortKey::BeginsWith(prefix.to_owned()),
         // `!` sorts below every character of a key part, `~` above; a key
         // below a cell's is below the cell itself (no key is a bare cell).
@@ -223,8 +261,15 @@ pub fn listings_near(
             after.map_or_else(|| prefix.to_owned(), |a| format!("{a}!")),
             before.map_or_else(|| format!("{prefix}~"), str::to_owned),
         ),
-    };
-    typed(Ok(q))
+    }
+}
+
+/// Beyond the seeds: the partitions of the dense cells within a cell of
+/// [`domain::geo::CELL_LEN`] characters that hold listings (near me reads
+/// no other partition of a dense cell).
+/// `pk = GEOCELLS#<parent> AND begins_with(sk, CELL#)`.
+pub fn near_cells(parent: &str) -> Result<EntityQuery<records::NearCell>, SchemaError> {
+    typed(Ok(crate::entities::near_cell::ENTITY.query(&[("parent", v(parent))])?))
 }
 
 /// Beyond the seeds: the active listings posted under a search term (an

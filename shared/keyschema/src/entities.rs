@@ -77,9 +77,10 @@ pub mod listing {
         kept: super::BROWSE,
     };
     /// GSI4: active listings with a location, by geohash: the partition is
-    /// the cell of about 156 km the hash begins with (derived here, from
-    /// the one stored hash), the sort key the full hash, so a prefix of it
-    /// is a smaller cell ("listings near me").
+    /// the cell of about 156 km the hash begins with, of about 5 km in a
+    /// dense cell (derived here, from the one stored hash:
+    /// `domain::geo::partition`), the sort key the full hash, so a prefix
+    /// of it is a smaller cell ("listings near me").
     pub const NEAR: IndexDecl = IndexDecl {
         name: "near",
         key: key(Index::Gsi4, "GEO#<geohash:cell>", "<geohash>#<listingId>"),
@@ -195,6 +196,7 @@ pub mod category {
     };
 }
 
+pub mod near_cell;
 pub mod product;
 
 /// Favorites: in the user's partition, one per listing.
@@ -385,6 +387,7 @@ pub const ALL: &[&EntityDecl] = &[
     &rating_slot::ENTITY,
     &category_rating_slot::ENTITY,
     &aggregate_part::ENTITY,
+    &near_cell::ENTITY,
     &posting::ENTITY,
     &idempotency::ENTITY,
     &checkpoint::ENTITY,

@@ -69,6 +69,7 @@ entities!(
     records::RatingSlot => rating_slot,
     records::CategoryRatingSlot => category_rating_slot,
     records::AggregatePart => aggregate_part,
+    records::NearCell => near_cell,
     records::Posting => posting,
     records::IdempotencyRecord => idempotency,
     records::Checkpoint => checkpoint,

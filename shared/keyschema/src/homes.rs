@@ -31,7 +31,12 @@ impl EntityType {
     pub const fn home(self) -> HomeRule {
         match self {
             // A part carries its aggregate's home.
-            EntityType::Listing | EntityType::Order | EntityType::Review | EntityType::AggregatePart => HomeRule::Named,
+            // A near cell names its listing's (any region may write it, the same).
+            EntityType::Listing
+            | EntityType::Order
+            | EntityType::Review
+            | EntityType::AggregatePart
+            | EntityType::NearCell => HomeRule::Named,
             EntityType::User
             | EntityType::EmailGuard
             | EntityType::Favorite

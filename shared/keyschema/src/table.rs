@@ -281,4 +281,7 @@ entity_types!(
     Checkpoint,
     /// One part of an aggregate's numbers, folded into the item people read.
     AggregatePart,
+    /// A partition of a dense cell of the near index that holds, or held,
+    /// a listing (a search reads no other of the cell's partitions).
+    NearCell,
 );

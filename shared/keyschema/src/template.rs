@@ -32,8 +32,9 @@ pub enum Segment<'a> {
         /// The field (an entity's camelCase attribute name).
         field: &'a str,
         /// `cents10`: an amount as zero-padded cents (so string order is
-        /// numeric order); `cell`: a geohash's first
-        /// [`domain::geo::CELL_LEN`] characters (the cell it is in).
+        /// numeric order); `cell`: the near index's partition of a
+        /// geohash ([`domain::geo::partition::partition`]: its first
+        /// three characters, five in a dense cell).
         format: Option<&'a str>,
     },
 }
@@ -68,13 +69,10 @@ pub fn format(field: &str, format: Option<&str>, value: &Value) -> Result<String
             let cents = cents(s).ok_or_else(|| invalid("not an amount with at most two decimals"))?;
             format!("{cents:010}")
         }
-        (Some("cell"), Value::S(s)) => {
-            let cell: String = s.chars().take(domain::geo::CELL_LEN).collect();
-            if cell.chars().count() < domain::geo::CELL_LEN {
-                return Err(invalid("shorter than a cell"));
-            }
-            cell
-        }
+        (Some("cell"), Value::S(s)) => match domain::geo::partition::partition(s) {
+            Some(cell) => cell.to_owned(),
+            None => return Err(invalid("not within one partition's cell")),
+        },
         (Some(_), _) => return Err(invalid("unknown format")),
     };
     if text.is_empty() {

@@ -157,14 +157,22 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         // listing (mix.json's `listing` size is a listing with its text).
         Kind::GetListing => vec![read(access::listing_with_details(&ids.listing)?, 1.0, kb.listing)],
         Kind::ListingsNearMe => {
-            // The cells of the place's partition a first page queries (as
-            // measured in a city: `fanout_reads::near_page`), of GSI5: the
-            // cards are the page.
-            let cell = ids.place.geohash(domain::geo::CELL_LEN);
-            let q = access::listings_near(keyschema::NearIndex::Gsi5, &cell, None, None)?;
-            crate::fanout_reads::near_page(page as usize)
-                .into_iter()
-                .map(|(items, times)| Action::Read {
+            // The cells a first page queries (as measured in the city:
+            // `fanout_reads::near_page`), each of the partition it reads
+            // there (the city's dense cells are many), or elsewhere of the
+            // place's own: of GSI5, the cards are the page.
+            // In the city, which partitions of its dense cells hold
+            // listings first (one query of the cell holding them).
+            let own = ids.place.geohash(domain::geo::HASH_LEN);
+            let (queries, held) = crate::fanout_reads::near_page(page as usize);
+            let mut reads = Vec::new();
+            if ids.in_city {
+                reads.push(read(access::near_cells(&own[..domain::geo::CELL_LEN])?, held as f64, kb.near_cell));
+            }
+            for (cell, items, times) in queries {
+                let at = if ids.in_city { cell.as_str() } else { own.as_str() };
+                let q = access::listings_near(keyschema::NearIndex::Gsi5, at, None, None)?;
+                reads.push(Action::Read {
                     index: q.index,
                     pk: q.pk.clone(),
                     items,
@@ -172,8 +180,9 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                     consistent: false,
                     ttl: None,
                     times,
-                })
-                .collect()
+                });
+            }
+            reads
         }
         Kind::SellerListings => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
         // The product, its details and its other shares of stock in one

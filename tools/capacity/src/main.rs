@@ -172,10 +172,13 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
         review: ReviewId::from_ulid(ulid(5, j)),
         term: if hot("term", 5) { "s*".to_owned() } else { format!("w{j}") },
         place: if hot("city", 6) {
-            place(48.8566, 2.3522)?
+            // The city's draws are those whose turn is below its share.
+            let share = mix.hot_share.get("city").copied().unwrap_or(0.0);
+            crate::fanout_reads::city_spot((j + 6 * 37) % DRAWS, (share * DRAWS as f64).ceil() as usize)
         } else {
             place(-60.0 + (j % 120) as f64, (j * 7 % 360) as f64 - 180.0)?
         },
+        in_city: hot("city", 6),
     })
 }
 

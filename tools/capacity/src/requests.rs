@@ -39,9 +39,12 @@ pub struct Ids {
     /// A search term: the hottest (`s*`, in a quarter of the corpus's
     /// titles) in its share, a cold one otherwise.
     pub term: String,
-    /// Where listings are made and looked for near: the hot city in its
-    /// share, a place of its own otherwise.
+    /// Where listings are made and looked for near: in the hot city in its
+    /// share (each draw a place of the city's, as its listings spread), a
+    /// place of its own otherwise.
     pub place: domain::geo::Location,
+    /// Whether the draw is in the hot city.
+    pub in_city: bool,
 }
 
 /// One item-level action.
@@ -82,6 +85,10 @@ pub struct Sizes {
     pub posting: f64,
     /// A listing's copy in GSI5 (its card, with the keys).
     pub card: f64,
+    /// A partition of a dense cell that holds listings (`NearCell`; a test
+    /// holds the item to it).
+    #[serde(rename = "nearCell")]
+    pub near_cell: f64,
 }
 
 pub(crate) type R = Result<Vec<Action>, Box<dyn std::error::Error + Send + Sync>>;

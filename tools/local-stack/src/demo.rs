@@ -139,6 +139,13 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         let keys = <Listing as Entity>::DECL.item_keys(&listing.attrs()?)?;
         let item = item::with_keys(&listing, &keys)?;
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
+        // The partition of a dense cell its near key is in (the mug: Paris's).
+        if let Some(cell) = listing.geohash.as_deref().filter(|_| status == ListingStatus::Active) {
+            if let Some(cell) = keyschema::records::NearCell::of(cell, None) {
+                store.put(&cell).await?;
+                count += 1;
+            }
+        }
         // And its search postings.
         let postings = keyschema::records::Posting::of_listing(&listing);
         count += 1 + postings.len();

@@ -44,6 +44,11 @@ async fn repair_keys_of(run: &Run<'_>, mut keys: KeysOf) -> Result<KeyRepair, St
             return Ok(KeyRepair::Differs);
         }
         let _unit = run.pacer.admit().await;
+        match keys.before(run.store, &change).await {
+            Ok(()) => {}
+            Err(derived::DerivedError::Store(e)) => return Err(e),
+            Err(_) => return Ok(KeyRepair::Unreadable),
+        }
         match run.store.update(&change).await {
             Ok(_) => return Ok(KeyRepair::Repaired),
             Err(e) if e.is_conditional_check_failed() => {}

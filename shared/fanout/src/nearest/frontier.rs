@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use domain::geo::partition::partition;
 use domain::geo::{Cell, Location, HASH_LEN};
 use ulid::Ulid;
 
@@ -67,19 +68,21 @@ impl<T> Ord for Entry<T> {
 
 /// The heap of one page: the point, the radius and the cursor it started
 /// from decide which cells and items go in.
-pub(super) struct Frontier<'a, T> {
+pub(super) struct Frontier<'a, T, H> {
     pub heap: BinaryHeap<Entry<T>>,
     at: Location,
     radius_km: f64,
     after: Option<&'a After>,
     /// While [`Frontier::rest`] pushes: the nearest item the answer read.
     seen_km: Option<f64>,
+    /// Whether a partition of a dense cell may hold an item.
+    holds: H,
 }
 
-impl<'a, T: Placed> Frontier<'a, T> {
+impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
     /// The cells covering the circle.
-    pub fn new(at: Location, radius_km: f64, after: Option<&'a After>, cells: Vec<String>) -> Self {
-        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None };
+    pub fn new(at: Location, radius_km: f64, after: Option<&'a After>, holds: H, cells: Vec<String>) -> Self {
+        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None, holds };
         for prefix in f.refined(cells) {
             f.push_cell(prefix, None, None);
         }
@@ -93,6 +96,19 @@ impl<'a, T: Placed> Frontier<'a, T> {
     /// looked at in part is read from where it was left; a cell holding
     /// one, as that one and the rest of it on either side.
     pub fn push_cell(&mut self, prefix: String, after: Option<(String, Option<Ulid>)>, before: Option<&str>) {
+        if partition(&prefix).is_none() && after.is_none() {
+            // Held in more than one partition (a dense cell, or a cell
+            // holding one: `domain::geo::partition`): its sub-cells. (What
+            // is left of a cell read in part is within its partition.)
+            for c in BASE32.chars() {
+                let sub = format!("{prefix}{c}");
+                // A partition of a dense cell that holds nothing is not read.
+                if partition(&sub) != Some(sub.as_str()) || (self.holds)(&sub) {
+                    self.push_cell(sub, None, before);
+                }
+            }
+            return;
+        }
         let before = match before {
             Some(b) if b.starts_with(&prefix) && b.len() > prefix.len() => Some(b.to_owned()),
             // Wholly below it, or wholly at or above it.

@@ -1,9 +1,12 @@
 //! Cells held in memory: a [`CellAsker`] over items sorted by sort key,
-//! answering as DynamoDB does (more to give whenever a query stops at its
-//! limit). For the exactness tests and for the capacity model's measure of
-//! what a page reads.
+//! answering as DynamoDB does (a query reads one partition of the index,
+//! `domain::geo::partition`; more to give whenever it stops at its limit).
+//! For the exactness tests and for the capacity model's measure of what a
+//! page reads.
 
 use std::convert::Infallible;
+
+use domain::geo::partition::partition;
 
 use super::{CellAnswer, CellAsk, CellAsker, Placed};
 
@@ -31,6 +34,9 @@ impl<T: Placed + Clone> CellAsker<T> for InMemory<T> {
                     Some(a) => self.items.partition_point(|(k, _)| k <= a),
                     None => self.items.partition_point(|(k, _)| k.as_str() < ask.prefix.as_str()),
                 };
+                // A query reads one partition (the index's query of a cell
+                // held in more than one fails).
+                assert!(partition(&ask.prefix).is_some(), "a query of {} spans partitions", ask.prefix);
                 let items: Vec<T> = self.items[from..]
                     .iter()
                     .take_while(|(k, _)| k.starts_with(&ask.prefix))
@@ -42,5 +48,11 @@ impl<T: Placed + Clone> CellAsker<T> for InMemory<T> {
                 (ask, CellAnswer { items, more })
             })
             .collect())
+    }
+
+    /// Exactly: whether any item is in that partition.
+    fn may_hold(&self, cell: &str) -> bool {
+        let from = self.items.partition_point(|(k, _)| k.as_str() < cell);
+        self.items.get(from).is_some_and(|(k, _)| k.starts_with(cell) && partition(k) == Some(cell))
     }
 }

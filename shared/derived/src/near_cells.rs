@@ -1,0 +1,47 @@
+//! The partitions of the near index's dense cells that hold listings
+//! ([`keyschema::records::NearCell`]): before a listing's near key goes
+//! into a partition of a dense cell (`domain::geo::partition`), that
+//! partition is recorded as holding one, so a search of the cell queries
+//! only the partitions recorded. Written once per partition and process
+//! (a put of the same item: a repeat, a replay or another region's write
+//! changes nothing), never removed: a partition emptied since costs a
+//! search one query, never a listing.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use keyschema::records::NearCell;
+use keyschema::{entities, Attrs, Change, Value};
+use store::Store;
+
+use crate::DerivedError;
+
+/// The partitions this process has recorded, per region and table.
+static RECORDED: Mutex<BTreeSet<(String, String, String)>> = Mutex::new(BTreeSet::new());
+
+/// The partition of a dense cell a change puts a listing's near key in
+/// (the item's `attrs` as the change is conditioned on), if it does.
+pub fn entered(attrs: &Attrs, change: &Change) -> Option<NearCell> {
+    let near = entities::listing::NEAR.key.index.pk();
+    if !change.set.iter().any(|(name, _)| *name == near) {
+        return None;
+    }
+    let text = |name: &str| match attrs.get(name) {
+        Some(Value::S(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    NearCell::of(text("geohash")?, text(keyschema::homes::HOME))
+}
+
+/// Records `cell` as holding a listing, unless this process already has.
+pub async fn record(store: &Store, cell: &NearCell) -> Result<(), DerivedError> {
+    let known = (store.region().to_owned(), store.table().to_owned(), cell.cell.clone());
+    if RECORDED.lock().is_ok_and(|r| r.contains(&known)) {
+        return Ok(());
+    }
+    store.put(cell).await?;
+    if let Ok(mut r) = RECORDED.lock() {
+        r.insert(known);
+    }
+    Ok(())
+}
