@@ -19,7 +19,8 @@ F = 0.001, 10 requests/s stand for 10,000: 100x the mix), each transaction
 holding its items MS more. Beside the invariants above: the viral listing's favoriteCount once the
 stream drains, every 409 and 503 a conflict or throttling caused, and the
 simulation's own counts (GET /_limits). Kinds it does not drive (a price
-change, a review) are counted.
+change, near me) are counted; the reviews (tools/load_reviews.py) rate the
+mega-seller and the top category, whose ratings are checked too.
 
 --focus (with --hot): every request of the skew's dimensions goes to its
 hot entity, so that this machine's rate reaches the hot items as hard as it
@@ -43,6 +44,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
+
+from load_reviews import Reviews
 
 SECRET = "local-dev-secret"
 conflicts_seen = []  # 409s a conflict caused ("changed concurrently")
@@ -162,6 +165,8 @@ def main():
         status, l = api.call("POST", "/listings", by, {"title": f"Load listing {i}", "price": 5, "categoryId": category})
         assert status == 201, (status, l)
         listings.append(l["listingId"])
+    # The mix's reviews: reviewers with delivered orders of the mega-seller.
+    reviews = Reviews(api, token, seller, args.buyers) if args.hot else None
     viral = listings[0]
     favorites = {}  # buyer -> whether the viral listing is a favorite now
     created = []
@@ -269,6 +274,8 @@ def main():
             place_order(tok, {"items": [{"productId": pid, "qty": 1}]}, key, mine)
         elif kind == "place listing order":
             place_order(tok, {"listingId": r.choice(listings[1:])}, key, mine)
+        elif kind == "write review" and reviews.step(r):
+            pass
         elif kind in ("cancel order", "confirm order") and mine:
             order = mine.pop(r.randrange(len(mine)))
             api.call("PATCH", f"/orders/{order}", tok, {"status": "cancelled"})
@@ -333,6 +340,7 @@ def main():
             time.sleep(0.5)
         if count != want:
             failures.append(f"listing {viral}: favoriteCount {count}, {want} users have it as a favorite")
+        failures.extend(reviews.check(60 + args.hold_ms / 1000 * 30))
     seen = {}
     cursor = None
     while True:
@@ -365,7 +373,11 @@ def main():
     ]
     if args.hot:
         checks.append(("the viral listing's favoriteCount is its favorites", not any("favoriteCount" in f for f in failures)))
+        checks.append(("the mega-seller's and the top category's ratings are their reviews",
+                       not any(f.startswith("rating of") for f in failures)))
         checks.append(("no 409 or 503 from a conflict or throttling", not conflicts_seen and 503 not in load_statuses))
+        print(f"reviews written: {len(reviews.written)} of {len(reviews.reviewers)} reviewers "
+              f"(the mega-seller and the top category: {reviews.before} before)")
         print(f"listings created: {len(created)}; mix kinds not driven here (counted): {skipped}; 409s: {load_statuses.get(409, 0)} "
               f"(conflicts or throttling: {len(conflicts_seen)}), 503s: {load_statuses.get(503, 0)}")
         # How long each hot item was held here, against 1000x of the mix.

@@ -53,7 +53,7 @@ pub(super) async fn put_all(t: &TestTable, all: &[Listing]) {
             put.send().await.unwrap();
             // And the partition of a dense cell its near key is in.
             let near = keys.on(keyschema::table::Index::Gsi4).and(l.geohash.as_deref());
-            if let Some(cell) = near.and_then(|hash| keyschema::records::NearCell::of(hash, None)) {
+            if let Some(cell) = near.and_then(keyschema::records::NearCell::of) {
                 t.deps.store.put(&cell).await.unwrap();
             }
         })

@@ -414,3 +414,27 @@ async fn an_idempotency_key_holds_across_homes() {
     assert_eq!(pair.replication.written_outside_home(), &[] as &[String], "written outside their homes");
     assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
 }
+
+/// A `NearCell` is shared by the listings of one 5 km partition of a dense
+/// cell whatever their homes, so each region whose listings are keyed there
+/// puts it (`HomeRule::Anywhere`): a listing homed in B beside the demo's
+/// mug (homed in A) has B's stream processor put the item A's put, the same
+/// item, so nothing differs and no write of a homed item is in both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_near_cell_is_put_by_any_region_as_the_same_item() {
+    let mut pair = Pair::with_demo_data(Settings::default(), true, true).await;
+    sign_up_all(&pair.b, &["seller-b"]).await;
+    pair.settle().await;
+    let at = domain::geo::Location::new(48.8566, 2.3522).unwrap().toward(0.1, 45.0);
+    let body =
+        json!({ "title": "Bike", "price": 90, "categoryId": "books", "location": { "lat": at.lat, "lon": at.lon } });
+    let made = listings(&pair.b, req("POST /listings").by(As::User("seller-b")).json(body)).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    pair.settle().await;
+    assert_eq!(pair.replication.written_in_both(), Vec::<String>::new(), "written in both regions");
+    assert!(pair.differing().await.is_empty(), "replicas differ");
+    let cell = keyschema::keys::near_cell(&at.geohash(4), &at.geohash(5)).unwrap();
+    for store in [&pair.a.store, &pair.b.store] {
+        assert_eq!(store.batch_get_items(&[cell.clone().into()], true).await.unwrap().len(), 1, "in both replicas");
+    }
+}

@@ -117,25 +117,23 @@ struct Cells<'a> {
 
 impl<'a> Cells<'a> {
     /// Reads which partitions of the dense cells within `radius` of `at`
-    /// hold listings: one query per cell of 3 characters holding such a
-    /// cell (none elsewhere).
+    /// hold listings: a query per such cell, at once (none elsewhere).
+    /// Eventually consistent, as the index is: a listing keyed a moment
+    /// before in a partition that held none can be missed, as it can be
+    /// by the index.
     async fn near(app: &'a Deps, at: &Location, radius: f64) -> Result<Self, ApiError> {
-        let mut parents: Vec<&str> = DENSE
-            .iter()
-            .filter(|cell| Cell::of(cell).is_some_and(|c| c.distance_bounds_km(at).0 <= radius))
-            .filter_map(|cell| cell.get(..CELL_LEN))
-            .collect();
-        parents.dedup();
-        let mut held = BTreeSet::new();
-        for parent in parents {
-            let query = access::near_cells(parent)?;
-            // At most 32 a dense cell, about 100 bytes each.
-            let most = u16::try_from(32 * DENSE.len()).unwrap_or(u16::MAX);
-            let page = app.store.query_exact::<NearCell, _>(&query, most, None).await?;
-            held.extend(page.items.into_iter().map(|c| c.cell));
-        }
-        Ok(Cells { app, held })
+        let meets = |cell: &&'static str| Cell::of(cell).is_some_and(|c| c.distance_bounds_km(at).0 <= radius);
+        let dense: Vec<&'static str> = DENSE.iter().copied().filter(meets).collect();
+        let held: Vec<Vec<NearCell>> =
+            futures_util::future::try_join_all(dense.into_iter().map(|cell| held_in(app, cell))).await?;
+        Ok(Cells { app, held: held.into_iter().flatten().map(|c| c.cell).collect() })
     }
+}
+
+/// The partitions of dense cell `cell` that hold listings: at most 32,
+/// about 70 bytes each, so one page.
+async fn held_in(app: &Deps, cell: &'static str) -> Result<Vec<NearCell>, ApiError> {
+    Ok(app.store.query_exact::<NearCell, _>(&access::near_cells(cell)?, 32, None).await?.items)
 }
 
 impl<T: Held> CellAsker<T> for Cells<'_> {

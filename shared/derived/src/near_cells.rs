@@ -2,10 +2,10 @@
 //! ([`keyschema::records::NearCell`]): before a listing's near key goes
 //! into a partition of a dense cell (`domain::geo::partition`), that
 //! partition is recorded as holding one, so a search of the cell queries
-//! only the partitions recorded. Written once per partition and process
-//! (a put of the same item: a repeat, a replay or another region's write
-//! changes nothing), never removed: a partition emptied since costs a
-//! search one query, never a listing.
+//! only the partitions recorded. Put once per partition, region and
+//! process (the same item whoever puts it: a repeat, a replay or another
+//! region's put changes nothing), never removed: a partition emptied since
+//! costs a search one query, never a listing.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -26,11 +26,10 @@ pub fn entered(attrs: &Attrs, change: &Change) -> Option<NearCell> {
     if !change.set.iter().any(|(name, _)| *name == near) {
         return None;
     }
-    let text = |name: &str| match attrs.get(name) {
-        Some(Value::S(s)) => Some(s.as_str()),
+    match attrs.get("geohash") {
+        Some(Value::S(hash)) => NearCell::of(hash),
         _ => None,
-    };
-    NearCell::of(text("geohash")?, text(keyschema::homes::HOME))
+    }
 }
 
 /// Records `cell` as holding a listing, unless this process already has.

@@ -264,12 +264,11 @@ fn near_sort_key(prefix: &str, after: Option<&str>, before: Option<&str>) -> Sor
     }
 }
 
-/// Beyond the seeds: the partitions of the dense cells within a cell of
-/// [`domain::geo::CELL_LEN`] characters that hold listings (near me reads
-/// no other partition of a dense cell).
-/// `pk = GEOCELLS#<parent> AND begins_with(sk, CELL#)`.
-pub fn near_cells(parent: &str) -> Result<EntityQuery<records::NearCell>, SchemaError> {
-    typed(Ok(crate::entities::near_cell::ENTITY.query(&[("parent", v(parent))])?))
+/// Beyond the seeds: the partitions of a dense cell that hold listings, at
+/// most 32 (near me queries no other partition of the cell).
+/// `pk = GEOCELLS#<dense> AND begins_with(sk, CELL#)`.
+pub fn near_cells(dense: &str) -> Result<EntityQuery<records::NearCell>, SchemaError> {
+    typed(Ok(crate::entities::near_cell::ENTITY.query(&[("dense", v(dense))])?))
 }
 
 /// Beyond the seeds: the active listings posted under a search term (an

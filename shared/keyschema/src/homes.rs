@@ -21,6 +21,9 @@ pub enum HomeRule {
     /// Its caller's home (the item names `callerId`: the user's `home`,
     /// where what they sell lives; none: the primary).
     OfCaller,
+    /// Any region: a marker only ever put, the same item whoever puts it
+    /// (last writer wins changes nothing), never updated or deleted.
+    Anywhere,
 }
 
 /// The attribute naming an item's own home.
@@ -31,12 +34,9 @@ impl EntityType {
     pub const fn home(self) -> HomeRule {
         match self {
             // A part carries its aggregate's home.
-            // A near cell names its listing's (any region may write it, the same).
-            EntityType::Listing
-            | EntityType::Order
-            | EntityType::Review
-            | EntityType::AggregatePart
-            | EntityType::NearCell => HomeRule::Named,
+            EntityType::Listing | EntityType::Order | EntityType::Review | EntityType::AggregatePart => HomeRule::Named,
+            // Put by whichever region's stream processor keys a listing there.
+            EntityType::NearCell => HomeRule::Anywhere,
             EntityType::User
             | EntityType::EmailGuard
             | EntityType::Favorite

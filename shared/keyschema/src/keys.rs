@@ -73,9 +73,8 @@ primary_keys! {
     idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of records::IdempotencyRecord;
     /// One part of an aggregate (`aggregate`: its kind's tag; `of`: the holder's id).
     aggregate_part(aggregate: &str => "aggregate", of: &str => "of", part: &u16 => "part") of records::AggregatePart;
-    /// A partition of a dense cell that holds listings (`parent`: the cell
-    /// of 3 characters holding it).
-    near_cell(parent: &str => "parent", cell: &str => "cell") of records::NearCell;
+    /// A partition of a dense cell that holds listings.
+    near_cell(dense: &str => "dense", cell: &str => "cell") of records::NearCell;
     /// A maintenance job's checkpoint of one scan segment.
     checkpoint(job: &str => "job", segment: &u16 => "segment") of records::Checkpoint;
 }

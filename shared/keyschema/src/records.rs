@@ -278,31 +278,27 @@ pub struct AggregatePart {
 }
 
 /// A partition of a dense cell of the near index (`domain::geo::partition`)
-/// that holds, or once held, an active listing: written (idempotently) by
-/// the stream processor and reconcile before the first listing's key there,
-/// never removed; a search of the cell reads only these of its 32
-/// partitions, so an empty one costs no query.
+/// that holds, or once held, an active listing: put by the stream processor
+/// and reconcile before the first listing's key there (the same item
+/// whoever puts it, in whichever region), never removed; a search of the
+/// dense cell queries only these of its 32 partitions, so an empty one
+/// costs it no query.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NearCell {
-    /// The cell of [`domain::geo::CELL_LEN`] characters holding it.
-    pub parent: String,
+    /// The dense cell ([`domain::geo::partition::DENSE_LEN`] characters).
+    pub dense: String,
     /// The partition's cell ([`domain::geo::partition::FINE_LEN`] characters).
     pub cell: String,
-    /// The home region of the listing whose key brought it (docs/regions.md;
-    /// every region may write it, the same); none: the primary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub home: Option<String>,
 }
 
 impl NearCell {
     /// The partition of a dense cell a listing at `geohash` is keyed in,
     /// if its geohash is in a dense cell.
-    pub fn of(geohash: &str, home: Option<&str>) -> Option<NearCell> {
-        use domain::geo::partition::{is_dense, partition};
+    pub fn of(geohash: &str) -> Option<NearCell> {
+        use domain::geo::partition::{is_dense, partition, DENSE_LEN};
         let cell = partition(geohash).filter(|_| is_dense(geohash))?;
-        let parent = geohash.get(..domain::geo::CELL_LEN)?;
-        Some(NearCell { parent: parent.to_owned(), cell: cell.to_owned(), home: home.map(str::to_owned) })
+        Some(NearCell { dense: geohash.get(..DENSE_LEN)?.to_owned(), cell: cell.to_owned() })
     }
 }
 

@@ -162,12 +162,12 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             // there (the city's dense cells are many), or elsewhere of the
             // place's own: of GSI5, the cards are the page.
             // In the city, which partitions of its dense cells hold
-            // listings first (one query of the cell holding them).
+            // listings first (a query per dense cell: a page meets both).
             let own = ids.place.geohash(domain::geo::HASH_LEN);
             let (queries, held) = crate::fanout_reads::near_page(page as usize);
             let mut reads = Vec::new();
-            if ids.in_city {
-                reads.push(read(access::near_cells(&own[..domain::geo::CELL_LEN])?, held as f64, kb.near_cell));
+            for (dense, n) in held.iter().filter(|_| ids.in_city) {
+                reads.push(read(access::near_cells(dense)?, *n as f64, kb.near_cell));
             }
             for (cell, items, times) in queries {
                 let at = if ids.in_city { cell.as_str() } else { own.as_str() };

@@ -141,7 +141,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         store.client().put_item().table_name(store.table()).set_item(Some(item)).send().await?;
         // The partition of a dense cell its near key is in (the mug: Paris's).
         if let Some(cell) = listing.geohash.as_deref().filter(|_| status == ListingStatus::Active) {
-            if let Some(cell) = keyschema::records::NearCell::of(cell, None) {
+            if let Some(cell) = keyschema::records::NearCell::of(cell) {
                 store.put(&cell).await?;
                 count += 1;
             }

@@ -4,7 +4,8 @@
 //! that no one partition takes a whole city's reads and writes.
 //!
 //! The [`CELL_LEN`]-character partition of a cell holding dense cells
-//! holds none of theirs.
+//! holds none of their listings, but those keyed before a cell was declared
+//! dense and not moved yet (docs/operations.md, "A dense cell").
 
 use super::CELL_LEN;
 

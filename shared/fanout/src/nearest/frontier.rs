@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use domain::geo::partition::partition;
+use domain::geo::partition::{is_dense, partition};
 use domain::geo::{Cell, Location, HASH_LEN};
 use ulid::Ulid;
 
@@ -96,18 +96,22 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
     /// looked at in part is read from where it was left; a cell holding
     /// one, as that one and the rest of it on either side.
     pub fn push_cell(&mut self, prefix: String, after: Option<(String, Option<Ulid>)>, before: Option<&str>) {
-        if partition(&prefix).is_none() && after.is_none() {
-            // Held in more than one partition (a dense cell, or a cell
-            // holding one: `domain::geo::partition`): its sub-cells. (What
-            // is left of a cell read in part is within its partition.)
-            for c in BASE32.chars() {
-                let sub = format!("{prefix}{c}");
-                // A partition of a dense cell that holds nothing is not read.
-                if partition(&sub) != Some(sub.as_str()) || (self.holds)(&sub) {
-                    self.push_cell(sub, None, before);
+        if after.is_none() {
+            match partition(&prefix) {
+                // Held in more than one partition (a dense cell, or a cell
+                // holding one: `domain::geo::partition`): its sub-cells.
+                // (What is left of a cell read in part is within its
+                // partition.)
+                None => {
+                    for c in BASE32.chars() {
+                        self.push_cell(format!("{prefix}{c}"), None, before);
+                    }
+                    return;
                 }
+                // Within a partition of a dense cell that holds nothing.
+                Some(cell) if is_dense(cell) && !(self.holds)(cell) => return,
+                Some(_) => {}
             }
-            return;
         }
         let before = match before {
             Some(b) if b.starts_with(&prefix) && b.len() > prefix.len() => Some(b.to_owned()),

@@ -375,3 +375,6 @@ fn a_crowd_beside_the_point_answers_full_pages() {
         assert!(worst.rounds <= 10 && worst.queries <= 40 && worst.read <= 1_600, "{name}: {worst:?}");
     }
 }
+
+#[path = "dense.rs"]
+mod dense;

@@ -5,8 +5,8 @@ use super::*;
 /// The declaration.
 pub const ENTITY: EntityDecl = EntityDecl {
     entity: EntityType::NearCell,
-    key: key(Index::Table, "GEOCELLS#<parent>", "CELL#<cell>"),
+    key: key(Index::Table, "GEOCELLS#<dense>", "CELL#<cell>"),
     indexes: &[],
     defaults: &[],
-    note: "a partition of a dense cell (`GEO#<5 characters>`) that holds or held an active listing, under the cell of 3 characters holding it; written by the stream processor (and reconcile) before the first listing's near key there, never removed; a page near me reads them (one query per cell of 3 characters) and queries no other partition of a dense cell",
+    note: "a partition of a dense cell (`GEO#<5 characters>`) that holds or held an active listing; put by the stream processor (and reconcile) before the first listing's near key there, the same item in any region, never removed; a page near me reads those of each dense cell it meets (a query each) and queries no other partition of the cell",
 };

@@ -259,9 +259,9 @@ pub fn any_record() -> impl Strategy<Value = Record> {
             };
             same(r, vec!["favorites".into(), of, part.to_string()])
         }),
-        ("[0-9b-hjkmnp-z]{3}", "[0-9b-hjkmnp-z]{2}").prop_map(|(parent, rest)| {
-            let cell = format!("{parent}{rest}");
-            same(NearCell { parent: parent.clone(), cell: cell.clone(), home: None }, vec![parent, cell])
+        ("[0-9b-hjkmnp-z]{4}", "[0-9b-hjkmnp-z]").prop_map(|(dense, rest)| {
+            let cell = format!("{dense}{rest}");
+            same(NearCell { dense: dense.clone(), cell: cell.clone() }, vec![dense, cell])
         }),
         ("[a-z]{1,10}", 0u16..64, proptest::option::of("[a-z]{1,10}")).prop_map(|(job, segment, after)| {
             let r = Checkpoint { job: job.clone(), segment, segments: 64, after, updated_at: T.into() };

@@ -28,6 +28,12 @@ impl Homes {
         Homes { primary: primary.to_owned(), ..Homes::default() }
     }
 
+    /// Whether any region may write the item of `image` (the same item
+    /// whoever writes it: a write in both regions is no conflict).
+    pub(crate) fn anywhere(image: &HashMap<String, AttributeValue>) -> bool {
+        s(image, ENTITY_TYPE).and_then(|t| t.parse::<EntityType>().ok()).is_some_and(|e| e.home() == HomeRule::Anywhere)
+    }
+
     /// The home the design gives the item of `image` (learning a listing's
     /// or an order's on the way); `None` when it cannot tell (no entity
     /// type, or an item of a listing or an order it has not seen).
@@ -57,6 +63,7 @@ impl Homes {
             HomeRule::OfOrder => of_order(self),
             HomeRule::OfListing => of_listing(self),
             HomeRule::OfCaller => self.users.get(s(image, "callerId")?).cloned(),
+            HomeRule::Anywhere => None,
         }
     }
 }

@@ -194,10 +194,12 @@ impl Replicator {
             self.stats.outside_home += 1;
             self.outside.push(format!("{}: {key}", self.regions[region].name));
         }
-        let count = self.written[region].entry(key.clone()).or_default();
-        *count += 1;
-        if *count == 1 && self.written[1 - region].contains_key(&key) {
-            self.stats.written_in_both += 1;
+        if !image.as_ref().or(was.as_ref()).is_some_and(Homes::anywhere) {
+            let count = self.written[region].entry(key.clone()).or_default();
+            *count += 1;
+            if *count == 1 && self.written[1 - region].contains_key(&key) {
+                self.stats.written_in_both += 1;
+            }
         }
         self.clocks[region].insert(key.clone(), now);
         let due = Instant::now() + self.settings.delay;
