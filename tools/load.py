@@ -51,8 +51,11 @@ SECRET = "local-dev-secret"
 conflicts_seen = []  # 409s a conflict caused ("changed concurrently")
 unavailable_seen = []  # 5xx answers: which request, how long it took, why
 MIX = __import__("os").path.join(__import__("os").path.dirname(__file__), "capacity", "mix.json")
-# A listing's favorite count parts (derived::aggregates::LISTING_FAVORITE_PARTS).
+# An aggregate's parts (derived::aggregates::AggregateKind::parts): a
+# listing's favorite count, a user's rating, a category's rating.
 LISTING_FAVORITE_PARTS = 128
+USER_RATING_PARTS = 16
+CATEGORY_RATING_PARTS = 32
 # What the local simulation adds to every request it holds (tools/local-stack limits).
 REQUEST_SECONDS = 0.020
 
@@ -384,13 +387,18 @@ def main():
         rates = mix["requestsPerSecond"]
         model_share = mix.get("hotShare", {})
         tx = mix.get("transactionSeconds", 0.03)
-        for what, n, per_1x in [
+        for what, n, per_1x, done in [
             ("hot product's stock shares", mix.get("hotProductStockShards", 1),
-             rates.get("place catalog order", 0) * model_share.get("product", 0)),
+             rates.get("place catalog order", 0) * model_share.get("product", 0), hot_writes["product"]),
             ("viral listing's count parts", LISTING_FAVORITE_PARTS,
-             (rates.get("add favorite", 0) + rates.get("remove favorite", 0)) * model_share.get("listing", 0)),
+             (rates.get("add favorite", 0) + rates.get("remove favorite", 0)) * model_share.get("listing", 0),
+             hot_writes["listing"]),
+            ("mega-seller's rating parts", USER_RATING_PARTS,
+             rates.get("write review", 0) * model_share.get("seller", 0), len(reviews.written)),
+            ("top category's rating parts", CATEGORY_RATING_PARTS,
+             rates.get("write review", 0) * model_share.get("category", 0), len(reviews.written)),
         ]:
-            local = hot_writes["product" if "product" in what else "listing"] / elapsed / n
+            local = done / elapsed / n
             held = local * (REQUEST_SECONDS + args.hold_ms / 1000)
             at_1000x = per_1x * 1000 / n * tx
             needed = (at_1000x / local - REQUEST_SECONDS) * 1000 if local else float("inf")
