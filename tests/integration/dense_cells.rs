@@ -74,7 +74,7 @@ async fn paris_is_held_in_cells_of_five_characters_and_walks_exactly() {
     let (mut fine, mut coarse) = (0, 0);
     for l in &all {
         let keys = <Listing as Entity>::DECL.item_keys(&l.attrs().unwrap()).unwrap();
-        let pk = keys.on(keyschema::table::Index::Gsi4).unwrap().pk.clone();
+        let pk = keys.on(keyschema::table::Index::Gsi5).unwrap().pk.clone();
         let hash = l.geohash.as_deref().unwrap();
         let dense = domain::geo::partition::is_dense(hash);
         assert_eq!(pk, format!("GEO#{}", &hash[..if dense { 5 } else { 3 }]), "{hash}");

@@ -3,9 +3,8 @@
 //! in a city, across the antimeridian, at a pole, many at one spot), at
 //! radius 0, the radius edge and across pages; sold and removed listings
 //! never show (nor those the index still holds a moment after they were
-//! sold); every page is a bounded number of queries of GSI5 (the cards),
-//! or of GSI4 and one read of the listings returned, while reads move
-//! between them; reconcile restores the index's keys.
+//! sold); every page is a bounded number of queries of GSI5 (the cards)
+//! and nothing else; reconcile restores the index's keys.
 
 use api::Deps;
 use domain::geo::{Cell, Location, CELL_LEN};
@@ -13,7 +12,7 @@ use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus, Money};
 use integration_tests::derived::set_raw;
 use integration_tests::{listings, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
-use keyschema::{Entity, NearIndex};
+use keyschema::Entity;
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use serde_json::json;
@@ -52,7 +51,7 @@ pub(super) async fn put_all(t: &TestTable, all: &[Listing]) {
             let put = t.deps.store.client().put_item().table_name(t.deps.store.table()).set_item(Some(item));
             put.send().await.unwrap();
             // And the partition of a dense cell its near key is in.
-            let near = keys.on(keyschema::table::Index::Gsi4).and(l.geohash.as_deref());
+            let near = keys.on(keyschema::table::Index::Gsi5).and(l.geohash.as_deref());
             if let Some(cell) = near.and_then(keyschema::records::NearCell::of) {
                 t.deps.store.put(&cell).await.unwrap();
             }
@@ -62,21 +61,10 @@ pub(super) async fn put_all(t: &TestTable, all: &[Listing]) {
 
 /// Every page of a walk: (id, distanceKm) in order; the most queries a page sent.
 async fn walk(t: &TestTable, at: Location, radius: f64, limit: u16) -> (Vec<(String, f64)>, usize) {
-    walk_on(t, NearIndex::Gsi5, at, radius, limit).await
+    walk_with(t, &t.deps, at, radius, limit).await
 }
 
-/// [`walk`] reading `index`.
-async fn walk_on(
-    t: &TestTable,
-    index: NearIndex,
-    at: Location,
-    radius: f64,
-    limit: u16,
-) -> (Vec<(String, f64)>, usize) {
-    walk_with(t, &Deps { near_index: index, ..t.deps.clone() }, at, radius, limit).await
-}
-
-/// [`walk`] with `deps` (which index, which dense cells still splitting).
+/// [`walk`] with `deps` (which dense cells are still splitting).
 pub(super) async fn walk_with(
     t: &TestTable,
     deps: &Deps,
@@ -84,18 +72,14 @@ pub(super) async fn walk_with(
     radius: f64,
     limit: u16,
 ) -> (Vec<(String, f64)>, usize) {
-    let (index, mut out, mut most) = (deps.near_index, Vec::new(), 0);
+    let (mut out, mut most) = (Vec::new(), 0);
     let request = || near_request(at, radius, limit);
     walk_pages(
         t,
         request,
         |r| listings(deps, r),
-        |page: &Reply, mut sent| {
-            // The cells' queries (GSI5: the cards), then (GSI4) one read of
-            // the listings returned.
-            let read = if sent.last().is_some_and(|r| r == "BatchGetItem") { sent.pop() } else { None };
-            let gsi4_read = read.is_some() || page.items().is_empty();
-            assert!(if index == NearIndex::Gsi4 { gsi4_read } else { read.is_none() }, "{index:?}: {sent:?}");
+        |page: &Reply, sent| {
+            // The cells' queries alone (GSI5: the cards).
             assert!(sent.iter().all(|r| r == "Query"), "{sent:?}");
             most = most.max(sent.len());
             out.extend(
@@ -169,9 +153,9 @@ async fn nearest_first_is_exact_against_a_brute_force_sort() {
         let mut want: Vec<(String, f64)> =
             points.iter().map(|(id, p)| (id.to_string(), at.distance_km(p))).filter(|(_, d)| *d <= radius).collect();
         want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        for index in [NearIndex::Gsi5, NearIndex::Gsi4] {
-            let (got, queries) = walk_on(&t, index, at, radius, limit).await;
-            let case = format!("{index:?} {at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
+        {
+            let (got, queries) = walk(&t, at, radius, limit).await;
+            let case = format!("{at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
             assert_eq!(
                 got.iter().map(|g| &g.0).collect::<Vec<_>>(),
                 want.iter().map(|w| &w.0).collect::<Vec<_>>(),

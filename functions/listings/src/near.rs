@@ -1,20 +1,18 @@
 //! Beyond the seeds, "listings near me": `GET /listings/near?lat=&lon=&radiusKm=`,
 //! the active listings with a location within the radius, nearest first,
-//! each with its `distanceKm`. The near index holds them by geohash: a
-//! partition per 3-character cell (per 5-character one in a dense cell:
-//! `domain::geo::partition`), the full hash in the sort key. A page reads
-//! which partitions of the dense cells it meets hold listings (a query per
-//! 3-character cell holding them, none elsewhere), then searches the cells
-//! nearest first ([`fanout::nearest`]), querying the cells of one round
-//! together (a cell of a dense cell still splitting, `NEAR_SPLITTING`, in
-//! both partitions that may hold it). GSI5 holds each listing's card, so the page
-//! is what the queries read; GSI4 (while reads move to GSI5:
-//! docs/operations.md) holds only its id, location, geohash and category,
-//! and the page then reads its listings in one `BatchGetItem`. The signed
-//! cursor carries the last distance and id returned, and how far the page
-//! read each crowded place (one full-length geohash) it looked at in part.
+//! each with its `distanceKm`. The near index (GSI5) holds their cards by
+//! geohash: a partition per 3-character cell (per 5-character one in a
+//! dense cell: `domain::geo::partition`), the full hash in the sort key,
+//! so a page is what its queries read. A page reads which partitions of the
+//! dense cells it meets hold listings (a query per such cell, none
+//! elsewhere), then searches the cells nearest first
+//! ([`fanout::nearest`]), querying the cells of one round together (a cell
+//! of a dense cell still splitting, `NEAR_SPLITTING`, in both partitions
+//! that may hold it). The signed cursor carries the last distance and id
+//! returned, and how far the page read each crowded place (one full-length
+//! geohash) it looked at in part.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use api::{ApiError, Deps, Request, Response};
 use domain::answers::ListingCard;
@@ -24,9 +22,8 @@ use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
 use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
+use keyschema::access;
 use keyschema::records::NearCell;
-use keyschema::{access, keys, NearIndex};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use ulid::Ulid;
 
@@ -38,45 +35,6 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 pub const MAX_CELLS: usize = 16;
 /// Cell queries in flight at once.
 const QUERIES_AT_ONCE: usize = 16;
-
-/// A listing as a near index holds it.
-trait Held: Placed + keyschema::ReadAs<Listing> + DeserializeOwned + Send {
-    /// Its category (a page for one passes over the others).
-    fn category(&self) -> &CategoryId;
-}
-
-/// A listing as GSI4 holds it; one without a location (none is written so)
-/// is passed over.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Spot {
-    listing_id: ListingId,
-    location: Option<Location>,
-    category_id: CategoryId,
-    /// The index's sort key (`<geohash>#<listingId>`), always projected.
-    #[serde(rename = "gsi4sk")]
-    sort_key: String,
-}
-
-impl keyschema::ReadAs<Listing> for Spot {}
-
-impl Placed for Spot {
-    fn location(&self) -> Option<Location> {
-        self.location
-    }
-    fn id(&self) -> Ulid {
-        self.listing_id.ulid()
-    }
-    fn sort_key(&self) -> String {
-        self.sort_key.clone()
-    }
-}
-
-impl Held for Spot {
-    fn category(&self) -> &CategoryId {
-        &self.category_id
-    }
-}
 
 /// A listing as GSI5 holds it: its card.
 #[derive(Deserialize)]
@@ -98,12 +56,6 @@ impl Placed for Card {
     }
     fn sort_key(&self) -> String {
         self.sort_key.clone()
-    }
-}
-
-impl Held for Card {
-    fn category(&self) -> &CategoryId {
-        &self.card.category_id
     }
 }
 
@@ -136,7 +88,7 @@ async fn held_in(app: &Deps, cell: &'static str) -> Result<Vec<NearCell>, ApiErr
     Ok(app.store.query_exact::<NearCell, _>(&access::near_cells(cell)?, 32, None).await?.items)
 }
 
-impl<T: Held> CellAsker<T> for Cells<'_> {
+impl CellAsker<Card> for Cells<'_> {
     type Error = ApiError;
 
     /// Recorded as holding a listing, or in a dense cell still splitting
@@ -145,8 +97,7 @@ impl<T: Held> CellAsker<T> for Cells<'_> {
         self.held.contains(cell) || self.app.near_splitting.iter().any(|s| cell.starts_with(s.as_str()))
     }
 
-    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<T>)>, ApiError> {
-        let index = self.app.near_index;
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Card>)>, ApiError> {
         // A cell of a dense cell still splitting is also queried in the
         // partition that held it before (docs/operations.md, "A dense cell").
         let queries: Vec<(usize, _)> = asks
@@ -155,23 +106,23 @@ impl<T: Held> CellAsker<T> for Cells<'_> {
             .flat_map(|(i, ask)| {
                 let (after, before) = (ask.after.as_deref(), ask.before.as_deref());
                 let splitting = self.app.near_splitting.iter().any(|cell| ask.prefix.starts_with(cell.as_str()));
-                let now = access::listings_near(index, &ask.prefix, after, before);
-                let then = splitting.then(|| access::listings_near_before_dense(index, &ask.prefix, after, before));
+                let now = access::listings_near(&ask.prefix, after, before);
+                let then = splitting.then(|| access::listings_near_before_dense(&ask.prefix, after, before));
                 std::iter::once((i, now)).chain(then.map(|q| (i, q)))
             })
             .collect();
         let asks_ref = &asks;
-        let answers: Vec<(usize, CellAnswer<T>)> = stream::iter(queries)
+        let answers: Vec<(usize, CellAnswer<Card>)> = stream::iter(queries)
             .map(|(i, query)| async move {
                 let limit = asks_ref.get(i).map_or(0, |ask| u16::try_from(ask.limit).unwrap_or(u16::MAX));
-                let page = self.app.store.query_exact::<T, _>(&query?, limit, None).await?;
+                let page = self.app.store.query_exact::<Card, _>(&query?, limit, None).await?;
                 Ok::<_, ApiError>((i, CellAnswer { items: page.items, more: page.next.is_some() }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()
             .await?;
         // A cell's two answers as one.
-        let mut one: Vec<Option<CellAnswer<T>>> = asks.iter().map(|_| None).collect();
+        let mut one: Vec<Option<CellAnswer<Card>>> = asks.iter().map(|_| None).collect();
         for (i, answer) in answers {
             if let (Some(slot), Some(ask)) = (one.get_mut(i), asks.get(i)) {
                 *slot = Some(match slot.take() {
@@ -235,8 +186,7 @@ struct NearBody {
 /// (public). `Query GSI5 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
 /// prefix>)` per cell searched, a few cells a round (a category is a
 /// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
-/// looked at a listing), keeping the cards still active; on GSI4, then a
-/// `BatchGetItem` of the listings it returns.
+/// looked at a listing), keeping the cards still active.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
@@ -269,22 +219,13 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         }
     };
     let search = Search { at, radius, limit: usize::from(page.limit), after, category: category.as_ref() };
-    let (items, next, cost) = match app.near_index {
-        NearIndex::Gsi5 => {
-            let (found, next, cost) = search.run::<Card>(app).await?;
-            // Still active: an index copy lags its listing a moment.
-            let items = found
-                .into_iter()
-                .filter(|f| f.item.card.status == ListingStatus::Active)
-                .map(|f| Near { distance_km: metres(f.km), card: f.item.card })
-                .collect();
-            (items, next, cost)
-        }
-        NearIndex::Gsi4 => {
-            let (found, next, cost) = search.run::<Spot>(app).await?;
-            (from_the_table(app, found).await?, next, cost)
-        }
-    };
+    let (found, next, cost) = search.run(app).await?;
+    // Still active: an index copy lags its listing a moment.
+    let items: Vec<Near> = found
+        .into_iter()
+        .filter(|f| f.item.card.status == ListingStatus::Active)
+        .map(|f| Near { distance_km: metres(f.km), card: f.item.card })
+        .collect();
     let next_cursor = next.map(|n| {
         let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
         app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id), within })
@@ -302,8 +243,8 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    async fn run<T: Held>(self, app: &Deps) -> Result<(Vec<Found<T>>, Option<After>, Cost), ApiError> {
-        let keep = |t: &T| self.category.is_none_or(|c| c == t.category());
+    async fn run(self, app: &Deps) -> Result<(Vec<Found<Card>>, Option<After>, Cost), ApiError> {
+        let keep = |t: &Card| self.category.is_none_or(|c| *c == t.card.category_id);
         let cells = Cells::near(app, &self.at, self.radius).await?;
         nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &cells).await
     }
@@ -312,24 +253,4 @@ impl Search<'_> {
 /// Kilometres to the metre.
 fn metres(km: f64) -> f64 {
     (km * 1000.0).round() / 1000.0
-}
-
-/// GSI4's page: its listings read in one `BatchGetItem`, those still active
-/// (an index copy lags its listing a moment). A page can be short: the
-/// cursor goes on.
-async fn from_the_table(app: &Deps, found: Vec<Found<Spot>>) -> Result<Vec<Near>, ApiError> {
-    let keys = found.iter().map(|f| keys::listing(&f.item.listing_id)).collect::<Result<Vec<_>, _>>()?;
-    let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
-        BTreeMap::new()
-    } else {
-        app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
-    };
-    Ok(found
-        .into_iter()
-        .filter_map(|f| {
-            let listing = listings.remove(&f.item.listing_id)?;
-            (listing.status == ListingStatus::Active)
-                .then(|| Near { card: ListingCard::from(&listing), distance_km: metres(f.km) })
-        })
-        .collect())
 }

@@ -32,17 +32,15 @@ pub use response::{to_event, ListBody, Response, REPLAYED_HEADER};
 pub use store;
 pub use telemetry;
 
-/// What every handler needs: the table, the cursor key and which index
-/// "listings near me" reads. Built once per process in `main`; cheap to
-/// clone.
+/// What every handler needs: the table, the cursor key and the dense cells
+/// "listings near me" still reads in two partitions. Built once per process
+/// in `main`; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Deps {
     /// The table.
     pub store: Store,
     /// Signs and checks pagination cursors.
     pub cursors: CursorKey,
-    /// The index near me reads (`NEAR_INDEX`, while it moves: docs/operations.md).
-    pub near_index: keyschema::NearIndex,
     /// Dense cells whose listings may still be keyed in the partition that
     /// held them before they were declared dense (`NEAR_SPLITTING`, until a
     /// repair has moved them: docs/operations.md, "A dense cell"): near me
@@ -51,29 +49,21 @@ pub struct Deps {
 }
 
 impl Deps {
-    /// The name of the variable naming the index near me reads.
-    pub const NEAR_INDEX_VAR_NAME: &'static str = "NEAR_INDEX";
-
     /// The name of the variable naming the dense cells still splitting.
     pub const NEAR_SPLITTING_VAR_NAME: &'static str = "NEAR_SPLITTING";
 
-    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CURSOR_SECRET`,
-    /// `NEAR_INDEX` (`GSI4` or `GSI5`; GSI5 if unset) and `NEAR_SPLITTING`
-    /// (dense cells, comma-separated; none if unset or empty).
+    /// From `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CURSOR_SECRET` and
+    /// `NEAR_SPLITTING` (dense cells, comma-separated; none if unset or
+    /// empty).
     pub async fn from_env() -> Result<Self, String> {
-        let near_index = match std::env::var(Self::NEAR_INDEX_VAR_NAME) {
-            Ok(name) => name.parse()?,
-            Err(_) => keyschema::NearIndex::default(),
-        };
         let near_splitting = splitting(&std::env::var(Self::NEAR_SPLITTING_VAR_NAME).unwrap_or_default())?;
         let (store, cursors) = (Store::from_env().await?, CursorKey::from_env()?);
-        Ok(Deps { store, cursors, near_index, near_splitting })
+        Ok(Deps { store, cursors, near_splitting })
     }
 
-    /// Over `store`, signing cursors with `cursors`, near me reading GSI5,
-    /// no dense cell splitting.
+    /// Over `store`, signing cursors with `cursors`, no dense cell splitting.
     pub fn new(store: Store, cursors: CursorKey) -> Self {
-        Deps { store, cursors, near_index: keyschema::NearIndex::default(), near_splitting: Vec::new() }
+        Deps { store, cursors, near_splitting: Vec::new() }
     }
 
     /// The store that writes listing `id` and its sale (its home's:

@@ -16,7 +16,7 @@ use crate::entities::{
 };
 use crate::query::{DetailsQuery, EntityQuery, KeyQuery};
 use crate::records;
-use crate::table::{EntityType, Index, NearIndex};
+use crate::table::{EntityType, Index};
 use crate::value::Value;
 use domain::model;
 
@@ -206,17 +206,15 @@ pub fn listings_by_price(
 /// geohash order, after a
 /// sort key and below a smaller cell if given; the reader searches the
 /// cells nearest first (`fanout::nearest`).
-/// `GSI4` or `GSI5` (its keys, the cards): `gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
+/// `GSI5` (the cards): `gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
 /// `gsi4sk BETWEEN <after>! AND <geohash prefix>~` (`<prefix>` for no after,
 /// `<before>` for a cell below which).
 pub fn listings_near(
-    index: NearIndex,
     prefix: &str,
     after: Option<&str>,
     before: Option<&str>,
 ) -> Result<EntityQuery<model::Listing>, SchemaError> {
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(prefix))])?;
-    q.index = index.index();
     q.sk = near_sort_key(prefix, after, before);
     typed(Ok(q))
 }
@@ -228,7 +226,6 @@ pub fn listings_near(
 /// cell"). The key is the declaration's for a geohash of that partition
 /// beside the dense cells.
 pub fn listings_near_before_dense(
-    index: NearIndex,
     prefix: &str,
     after: Option<&str>,
     before: Option<&str>,
@@ -236,7 +233,7 @@ pub fn listings_near_before_dense(
     use domain::geo::partition::{is_dense, DENSE_LEN};
     let invalid = |why: &'static str| SchemaError::Template {
         entity: EntityType::Listing,
-        index: "GSI4",
+        index: "GSI5",
         source: crate::template::TemplateError::Invalid { field: "geohash".to_owned(), why },
     };
     let cell = prefix.get(..DENSE_LEN).filter(|_| is_dense(prefix)).ok_or_else(|| invalid("not in a dense cell"))?;
@@ -246,7 +243,6 @@ pub fn listings_near_before_dense(
         .find(|probe| !is_dense(probe))
         .ok_or_else(|| invalid("every cell beside it is dense"))?;
     let mut q = query(EntityType::Listing, &listing::NEAR.key, &[("geohash", v(&beside))])?;
-    q.index = index.index();
     q.sk = near_sort_key(prefix, after, before);
     typed(Ok(q))
 }

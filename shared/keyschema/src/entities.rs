@@ -76,14 +76,14 @@ pub mod listing {
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
-    /// GSI4: active listings with a location, by geohash: the partition is
+    /// GSI5: active listings with a location, by geohash: the partition is
     /// the cell of about 156 km the hash begins with, of about 5 km in a
     /// dense cell (derived here, from the one stored hash:
     /// `domain::geo::partition`), the sort key the full hash, so a prefix
     /// of it is a smaller cell ("listings near me").
     pub const NEAR: IndexDecl = IndexDecl {
         name: "near",
-        key: key(Index::Gsi4, "GEO#<geohash:cell>", "<geohash>#<listingId>"),
+        key: key(Index::Gsi5, "GEO#<geohash:cell>", "<geohash>#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };

@@ -39,5 +39,5 @@ pub use decl::SchemaError;
 pub use entity::{Entity, ReadAs};
 pub use key::{EntityKey, ItemKeys, Key};
 pub use query::{DetailsQuery, EntityQuery, KeyQuery, SortKey};
-pub use table::{EntityType, Index, NearIndex};
+pub use table::{EntityType, Index};
 pub use value::{Attrs, Value};

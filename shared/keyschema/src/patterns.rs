@@ -236,7 +236,7 @@ pub const PATTERNS: &[Pattern] = &[
         "active listings near a point, nearest first",
         "Query x cells (of GSI5, the cards)",
         EntityType::Listing,
-        || Ok(Query(listings_near(crate::NearIndex::Gsi5, "u4pru", None, None)?.into_query())),
+        || Ok(Query(listings_near("u4pru", None, None)?.into_query())),
         "GET /listings/near?lat=&lon=&radiusKm=",
     ),
     p(

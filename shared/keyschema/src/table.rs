@@ -25,17 +25,21 @@ pub enum Index {
     Gsi2,
     /// `GSI3` (`gsi3pk`, `gsi3sk`).
     Gsi3,
-    /// `GSI4` (`gsi4pk`, `gsi4sk`).
+    /// `GSI4`: dropped. It held what a page near me chooses by (GSI5's
+    /// keys); its reads moved to GSI5 and the index went, a deploy each
+    /// (docs/operations.md, "Moving an index"). Declared only so that a test
+    /// replays the move (`tests/integration/index_move.rs`): in no list of
+    /// the table's indexes.
     Gsi4,
-    /// `GSI5`: GSI4's keys, holding the cards (see [`NearIndex`]).
+    /// `GSI5` (`gsi4pk`, `gsi4sk`): the listings near me, their cards.
     Gsi5,
 }
 
 impl Index {
     /// The table followed by every GSI.
-    pub const ALL: [Index; 6] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4, Index::Gsi5];
+    pub const ALL: [Index; 5] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5];
     /// The global secondary indexes.
-    pub const GSIS: [Index; 5] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4, Index::Gsi5];
+    pub const GSIS: [Index; 4] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5];
 
     /// The index name for a `Query`; `None` for the base table.
     pub const fn name(self) -> Option<&'static str> {
@@ -72,10 +76,9 @@ impl Index {
     }
 
     /// What the index holds of each item besides the keys (the table's and
-    /// its own). `GSI4` holds only what a page of listings near me needs to
-    /// choose its listings (they are then read from the table, half a read
-    /// unit each); `GSI5` holds their cards, so the page is read from it
-    /// alone. Neither holds what a listing's counters or description change.
+    /// its own). `GSI5` holds the listings' cards, so a page near me is read
+    /// from it alone, and nothing a listing's counters or description
+    /// change.
     pub const fn projection(self) -> Projection {
         match self {
             Index::Gsi4 => Projection::Include(&["listingId", "location", "geohash", "categoryId"]),
@@ -94,17 +97,16 @@ impl Index {
         }
     }
 
-    /// The index whose declarations write this one's keys: itself, but
-    /// GSI5, whose keys are GSI4's (an item in one is in both).
+    /// The index whose declarations write this one's keys: itself, but the
+    /// dropped GSI4, whose keys are GSI5's.
     pub const fn keys_from(self) -> Index {
         match self {
-            Index::Gsi5 => Index::Gsi4,
+            Index::Gsi4 => Index::Gsi5,
             other => other,
         }
     }
 
-    /// Every key attribute of the table (all strings), each once (GSI4 and
-    /// GSI5 share theirs).
+    /// Every key attribute of the table (all strings), each once.
     pub fn all_key_attributes() -> impl Iterator<Item = &'static str> {
         let mut seen = Vec::new();
         Index::ALL.into_iter().flat_map(|i| [i.pk(), i.sk()]).filter(move |a| {
@@ -112,40 +114,6 @@ impl Index {
             seen.push(*a);
             new
         })
-    }
-}
-
-/// The index "listings near me" reads. A projection cannot change in
-/// place, so the cards came in a new index beside GSI4, with its keys
-/// (docs/operations.md, "Moving an index"): a deploy adds GSI5 (DynamoDB
-/// fills it), a later one moves the reads (`NEAR_INDEX`), a third drops GSI4.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NearIndex {
-    /// GSI4: what a page chooses by; the listings then read from the table.
-    Gsi4,
-    /// GSI5: the cards.
-    #[default]
-    Gsi5,
-}
-
-impl NearIndex {
-    /// The index.
-    pub const fn index(self) -> Index {
-        match self {
-            NearIndex::Gsi4 => Index::Gsi4,
-            NearIndex::Gsi5 => Index::Gsi5,
-        }
-    }
-}
-
-impl std::str::FromStr for NearIndex {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "GSI4" => Ok(NearIndex::Gsi4),
-            "GSI5" => Ok(NearIndex::Gsi5),
-            other => Err(format!("NEAR_INDEX: `{other}` is neither GSI4 nor GSI5")),
-        }
     }
 }
 

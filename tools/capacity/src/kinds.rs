@@ -171,7 +171,7 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             }
             for (cell, items, times) in queries {
                 let at = if ids.in_city { cell.as_str() } else { own.as_str() };
-                let q = access::listings_near(keyschema::NearIndex::Gsi5, at, None, None)?;
+                let q = access::listings_near(at, None, None)?;
                 reads.push(Action::Read {
                     index: q.index,
                     pk: q.pk.clone(),

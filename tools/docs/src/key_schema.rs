@@ -106,7 +106,7 @@ pub fn entity_table() -> String {
             cell(d, Index::Gsi1),
             cell(d, Index::Gsi2),
             cell(d, Index::Gsi3),
-            cell(d, Index::Gsi4),
+            cell(d, Index::Gsi5),
             d.note
         );
     }

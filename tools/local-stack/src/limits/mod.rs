@@ -13,7 +13,7 @@
 //!   on the partition of every index copy the write might rewrite: the
 //!   index keys the item had before (the last seen in a request or an
 //!   answer through the proxy) and after (a write that changes nothing
-//!   GSI4 holds is charged a copy there too: stricter than DynamoDB).
+//!   an index holds is charged a copy there too: stricter than DynamoDB).
 //!   Buckets hold one second of budget; burst capacity (300 s of unused
 //!   budget) and adaptive capacity are left out, so this is stricter than
 //!   DynamoDB.

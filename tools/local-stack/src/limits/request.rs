@@ -107,7 +107,6 @@ pub(super) fn set_partitions(update: &Value) -> Vec<Partition> {
     for (placeholder, name) in update["ExpressionAttributeNames"].as_object().into_iter().flatten() {
         let Some(at) = set.find(&format!("{placeholder} = ")) else { continue };
         let value = set[at + placeholder.len() + 3..].split([',', ' ']).next().unwrap_or_default();
-        // GSI4 and GSI5 share their keys: a key set moves both.
         for index in Index::GSIS.iter().filter(|i| name.as_str() == Some(i.pk())) {
             if let (Some(index), Some(pk)) = (index.name(), update["ExpressionAttributeValues"][value]["S"].as_str()) {
                 out.push((index, pk.to_owned()));
