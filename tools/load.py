@@ -27,9 +27,13 @@ hot entity, so that this machine's rate reaches the hot items as hard as it
 can; --hold-ms MS (what ./dev up's --hold was): the run then prints, for the
 hot product's stock shares and the viral listing's count parts, the share
 of each second each was held here (transactions/s on it x (20 ms + MS))
-against the capacity model's at 1000x, and the hold that would match it.
+against the capacity model's at 1000x, and the hold that would match it;
+--weight KIND=W multiplies a kind's rate (to hold an item as long as 1000x
+would where this machine's rate of that kind falls short: the rating
+parts), with --reviewers enough for the reviews it then writes.
 
-Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R] [--focus] [--hold-ms MS]]
+Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R] [--focus] [--hold-ms MS]
+                                                                      [--weight KIND=W] [--reviewers N]]
 """
 
 import argparse
@@ -118,6 +122,9 @@ def main():
     ap.add_argument("--rate", type=float, default=0, help="requests/s in all (--hot; 0: as fast as they go)")
     ap.add_argument("--focus", action="store_true", help="--hot: every request of a dimension on its hot entity")
     ap.add_argument("--hold-ms", type=float, default=0, help="the stack's --hold, for the calibration")
+    ap.add_argument("--weight", action="append", default=[], metavar="KIND=W",
+                    help="--hot: the mix's rate of KIND times W (to hold a hot item as 1000x would)")
+    ap.add_argument("--reviewers", type=int, default=0, help="--hot: reviewers with a delivered order (default: --buyers)")
     args = ap.parse_args()
     api = Api(args.base)
     admin, seller = token("load-admin", admin=True), token("alice")
@@ -169,7 +176,7 @@ def main():
         assert status == 201, (status, l)
         listings.append(l["listingId"])
     # The mix's reviews: reviewers with delivered orders of the mega-seller.
-    reviews = Reviews(api, token, seller, args.buyers) if args.hot else None
+    reviews = Reviews(api, token, seller, args.reviewers or args.buyers) if args.hot else None
     viral = listings[0]
     favorites = {}  # buyer -> whether the viral listing is a favorite now
     created = []
@@ -223,7 +230,10 @@ def main():
     # dimension in its share of them (the top category, the mega-seller, the
     # viral listing, the hot product, the top brand), a cold one otherwise.
     mix = json.load(open(MIX)) if args.hot else None
-    kinds = list(mix["requestsPerSecond"].items()) if mix else []
+    weights = dict(w.split("=", 1) for w in args.weight)
+    unknown = set(weights) - set((mix or {}).get("requestsPerSecond", {}))
+    assert not unknown, f"--weight: no such kind in the mix: {unknown}"
+    kinds = [(k, rate * float(weights.get(k, 1))) for k, rate in mix["requestsPerSecond"].items()] if mix else []
     share = dict((mix or {}).get("hotShare", {}))
     if args.focus:
         share = {k: 1.0 for k in share}
