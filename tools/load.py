@@ -19,8 +19,9 @@ F = 0.001, 10 requests/s stand for 10,000: 100x the mix), each transaction
 holding its items MS more. Beside the invariants above: the viral listing's favoriteCount once the
 stream drains, every 409 and 503 a conflict or throttling caused, and the
 simulation's own counts (GET /_limits). Kinds it does not drive (a price
-change, near me) are counted; the reviews (tools/load_reviews.py) rate the
-mega-seller and the top category, whose ratings are checked too.
+change, near me) are counted; the reviews (tools/load_reviews.py) rate a
+seller and a category of the run's own, written as the mega-seller's and
+the top category's would be, whose ratings are checked exactly too.
 
 --focus (with --hot): every request of the skew's dimensions goes to its
 hot entity, so that this machine's rate reaches the hot items as hard as it
@@ -30,7 +31,7 @@ of each second each was held here (transactions/s on it x (20 ms + MS))
 against the capacity model's at 1000x, and the hold that would match it;
 --weight KIND=W multiplies a kind's rate (to hold an item as long as 1000x
 would where this machine's rate of that kind falls short: the rating
-parts), with --reviewers enough for the reviews it then writes.
+parts), with --reviewers (at most 99) enough for the reviews it then writes.
 
 Usage: load.py BASE_URL [--seconds N] [--buyers N] [--max-requests N] [--hot [--rate R] [--focus] [--hold-ms MS]
                                                                       [--weight KIND=W] [--reviewers N]]
@@ -49,6 +50,7 @@ import time
 import urllib.error
 import urllib.request
 
+from load_reviews import MOST as MOST_REVIEWS
 from load_reviews import Reviews
 
 SECRET = "local-dev-secret"
@@ -176,7 +178,7 @@ def main():
         assert status == 201, (status, l)
         listings.append(l["listingId"])
     # The mix's reviews: reviewers with delivered orders of the mega-seller.
-    reviews = Reviews(api, token, seller, args.reviewers or args.buyers) if args.hot else None
+    reviews = Reviews(api, token, min(args.reviewers or args.buyers, MOST_REVIEWS)) if args.hot else None
     viral = listings[0]
     favorites = {}  # buyer -> whether the viral listing is a favorite now
     created = []
@@ -230,10 +232,13 @@ def main():
     # dimension in its share of them (the top category, the mega-seller, the
     # viral listing, the hot product, the top brand), a cold one otherwise.
     mix = json.load(open(MIX)) if args.hot else None
-    weights = dict(w.split("=", 1) for w in args.weight)
+    assert args.hot or not args.weight, "--weight: with --hot only"
+    weights = {k: float(w) for k, w in (x.split("=", 1) for x in args.weight)}
     unknown = set(weights) - set((mix or {}).get("requestsPerSecond", {}))
     assert not unknown, f"--weight: no such kind in the mix: {unknown}"
-    kinds = [(k, rate * float(weights.get(k, 1))) for k, rate in mix["requestsPerSecond"].items()] if mix else []
+    assert all(w >= 0 for w in weights.values()), "--weight: at least 0"
+    kinds = [(k, rate * weights.get(k, 1.0)) for k, rate in mix["requestsPerSecond"].items()] if mix else []
+    assert not mix or sum(w for _, w in kinds) > 0, "--weight: some kind must have a rate"
     share = dict((mix or {}).get("hotShare", {}))
     if args.focus:
         share = {k: 1.0 for k in share}
@@ -386,11 +391,11 @@ def main():
     ]
     if args.hot:
         checks.append(("the viral listing's favoriteCount is its favorites", not any("favoriteCount" in f for f in failures)))
-        checks.append(("the mega-seller's and the top category's ratings are their reviews",
+        checks.append(("the reviewed seller's and category's ratings are their reviews",
                        not any(f.startswith("rating of") for f in failures)))
         checks.append(("no 409 or 503 from a conflict or throttling", not conflicts_seen and 503 not in load_statuses))
         print(f"reviews written: {len(reviews.written)} of {len(reviews.reviewers)} reviewers "
-              f"(the mega-seller and the top category: {reviews.before} before)")
+              f"(of {reviews.seller}, in category {reviews.category})")
         print(f"listings created: {len(created)}; mix kinds not driven here (counted): {skipped}; 409s: {load_statuses.get(409, 0)} "
               f"(conflicts or throttling: {len(conflicts_seen)}), 503s: {load_statuses.get(503, 0)}")
         # How long each hot item was held here, against 1000x of the mix.
@@ -403,9 +408,9 @@ def main():
             ("viral listing's count parts", LISTING_FAVORITE_PARTS,
              (rates.get("add favorite", 0) + rates.get("remove favorite", 0)) * model_share.get("listing", 0),
              hot_writes["listing"]),
-            ("mega-seller's rating parts", USER_RATING_PARTS,
+            ("reviewed seller's rating parts (the mega-seller's)", USER_RATING_PARTS,
              rates.get("write review", 0) * model_share.get("seller", 0), len(reviews.written)),
-            ("top category's rating parts", CATEGORY_RATING_PARTS,
+            ("reviewed category's rating parts (the top one's)", CATEGORY_RATING_PARTS,
              rates.get("write review", 0) * model_share.get("category", 0), len(reviews.written)),
         ]:
             local = done / elapsed / n

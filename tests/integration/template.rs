@@ -247,3 +247,20 @@ fn every_index_throttle_is_alarmed() {
         assert_eq!(text.matches(&dimension).count(), 2, "{index}: its write and read throttles");
     }
 }
+
+/// The dropped near index (GSI4, docs/operations.md "Moving an index")
+/// is gone from the template: no index, grant, alarm metric or variable
+/// names it (comments may tell its story), nor `NEAR_INDEX`.
+#[test]
+fn the_dropped_index_is_named_nowhere() {
+    let text = std::fs::read_to_string(local_stack::dynamodb_local::workspace_root().join("template.yaml")).unwrap();
+    let dropped = Index::Gsi4.name().unwrap();
+    assert!(!Index::GSIS.contains(&Index::Gsi4));
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split(" #").next().unwrap_or_default();
+        if code.trim_start().starts_with('#') {
+            continue;
+        }
+        assert!(!code.contains(dropped) && !code.contains("NEAR_INDEX"), "template.yaml:{}: {line}", n + 1);
+    }
+}
