@@ -188,4 +188,18 @@ async fn a_cell_declared_dense_is_read_in_both_partitions_until_reconcile_moves_
     assert_eq!(ids(&t, &t.deps, at, radius, 100).await, want, "exact without reading both");
     assert_eq!(ids(&t, &splitting, at, radius, 7).await, want, "and while still reading both");
     assert_eq!(reconcile::run(&t.deps.store, unpaced()).await.found(), 0);
+
+    // Records deleted by hand (nothing deletes them): their listings are
+    // hidden until reconcile puts them back, one per partition.
+    let recorded = held(&t).await;
+    for cell in &recorded {
+        t.deps.store.delete(&keyschema::keys::near_cell(&cell[..4], cell).unwrap()).await.unwrap();
+    }
+    assert!(ids(&t, &t.deps, at, radius, 100).await.len() < want.len() - 100, "hidden");
+    let cells = |r: &reconcile::Report| r.of(reconcile::Kind::NearCells);
+    let dry = reconcile::run(&t.deps.store, Options { dry_run: true, ..unpaced() }).await;
+    assert_eq!((cells(&dry).found, cells(&dry).repaired), (recorded.len() as u64, 0), "{:#?}", dry.kinds);
+    let run = reconcile::run(&t.deps.store, unpaced()).await;
+    assert_eq!((cells(&run).found, cells(&run).repaired), (recorded.len() as u64, recorded.len() as u64));
+    assert_eq!(ids(&t, &t.deps, at, radius, 100).await, want, "exact again");
 }

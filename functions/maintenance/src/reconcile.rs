@@ -6,7 +6,9 @@
 //! 1. **Settle**: every item's index keys are made what its declaration
 //!    derives from its fields (`EntityDecl::repair` with `Keeper::Both`:
 //!    missing, stale or extra keys of any index, conditioned on the fields as
-//!    read, so a write in between wins); every listing's search postings
+//!    read, so a write in between wins; the record of each partition of a
+//!    dense cell a near key is in, checked once a run and put back if
+//!    gone: [`derived::near_cells::ensure`]); every listing's search postings
 //!    made those of its current state ([`derived::postings`]); every counted
 //!    instance (a review, a favorite) and every marker is settled
 //!    ([`derived::aggregates::settle`]: the marker made to say what its
@@ -27,7 +29,6 @@
 //! marker first; the other finds it moved and adds nothing.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 
 use derived::aggregates::fold::{self, Folding};
 use derived::aggregates::settle::{self, check_aggregate};
@@ -44,8 +45,10 @@ use crate::checkpoints::{self, Resume};
 use crate::pace::{Budget, Pacer};
 pub use crate::report::{Kind, Report, Tally};
 use index_keys::repair_keys;
+use run::Run;
 
 mod index_keys;
+mod run;
 
 /// The checkpoint names of the two passes.
 pub const SETTLE_JOB: &str = "reconcile-settle";
@@ -94,29 +97,6 @@ impl Pass {
     }
 }
 
-struct Run<'a> {
-    store: &'a Store,
-    options: Options,
-    segments: u16,
-    pacer: Pacer,
-    report: Mutex<Report>,
-}
-
-impl Run<'_> {
-    fn tally(&self, kind: Kind, tally: Tally) {
-        self.report.lock().unwrap_or_else(|p| p.into_inner()).tally(kind, tally);
-    }
-
-    /// Found, and repaired unless a dry run.
-    fn fixed(&self, n: u64) -> Tally {
-        if self.options.dry_run {
-            Tally::found(n)
-        } else {
-            Tally::repaired(n)
-        }
-    }
-}
-
 /// Runs (or resumes) a reconcile of `store`'s table.
 pub async fn run(store: &Store, options: Options) -> Report {
     let usage = store::Usage::default();
@@ -128,13 +108,7 @@ pub async fn run(store: &Store, options: Options) -> Report {
 }
 
 async fn run_in(store: &Store, options: Options, usage: store::Usage) -> Report {
-    let mut run = Run {
-        store,
-        options,
-        segments: options.segments.max(1),
-        pacer: Pacer::new(options.budget, usage),
-        report: Mutex::new(Report::default()),
-    };
+    let mut run = Run::new(store, options, Pacer::new(options.budget, usage));
     let outcome = passes(&mut run).await;
     let mut report = run.report.into_inner().unwrap_or_else(|p| p.into_inner());
     report.samples = run.pacer.samples();

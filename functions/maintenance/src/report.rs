@@ -16,6 +16,9 @@ pub enum Kind {
     IndexKeys(EntityType),
     /// Search postings (counted by listing).
     SearchPostings,
+    /// The records of the dense cells' partitions that hold listings
+    /// (counted by partition).
+    NearCells,
     /// The category a buyer's review counts in (a backfill).
     ReviewCategories,
     /// Descriptions written inline in a listing or product, moved to its
@@ -36,6 +39,7 @@ impl fmt::Display for Kind {
         match self {
             Kind::IndexKeys(entity) => write!(f, "index keys: {}", entity.as_str()),
             Kind::SearchPostings => f.write_str("search postings"),
+            Kind::NearCells => f.write_str("near cells"),
             Kind::ReviewCategories => f.write_str("review categories"),
             Kind::InlineDescriptions => f.write_str("inline descriptions"),
             Kind::Markers(kind) => write!(f, "markers: {kind}"),

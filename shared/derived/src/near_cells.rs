@@ -32,6 +32,33 @@ pub fn entered(attrs: &Attrs, change: &Change) -> Option<NearCell> {
     }
 }
 
+/// The partition of a dense cell an item's near key is in now (its
+/// attributes as read), if it is in one.
+pub fn held(attrs: &Attrs) -> Option<NearCell> {
+    if !attrs.contains_key(entities::listing::NEAR.key.index.pk()) {
+        return None;
+    }
+    match attrs.get("geohash") {
+        Some(Value::S(hash)) => NearCell::of(hash),
+        _ => None,
+    }
+}
+
+/// Whether `cell`'s record was missing (read consistently): reconcile's
+/// check, once a run per partition, which puts it back if `write` (the
+/// listings keyed there are hidden from every search otherwise).
+pub async fn ensure(store: &Store, cell: &NearCell, write: bool) -> Result<bool, DerivedError> {
+    let key = keyschema::keys::near_cell(&cell.dense, &cell.cell)?;
+    let missing = store.get_consistent::<NearCell, _>(&key).await?.is_none();
+    if missing && write {
+        store.put(cell).await?;
+        if let Ok(mut r) = RECORDED.lock() {
+            r.insert((store.region().to_owned(), store.table().to_owned(), cell.cell.clone()));
+        }
+    }
+    Ok(missing)
+}
+
 /// Records `cell` as holding a listing, unless this process already has.
 pub async fn record(store: &Store, cell: &NearCell) -> Result<(), DerivedError> {
     let known = (store.region().to_owned(), store.table().to_owned(), cell.cell.clone());

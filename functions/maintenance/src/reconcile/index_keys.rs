@@ -9,11 +9,25 @@ use store::StoreError;
 use super::{Kind, Run, Tally, ATTEMPTS};
 
 /// Brings an item's index keys in line with its fields; if it changed
-/// since it was read, reads it again (consistently) and tries again.
+/// since it was read, reads it again (consistently) and tries again. Keys
+/// already right in a partition of a dense cell: that partition's record
+/// is checked (and put back if gone: `derived::near_cells::ensure`).
 pub(super) async fn repair_keys(run: &Run<'_>, keys: KeysOf) -> Result<(), StoreError> {
     let kind = Kind::IndexKeys(keys.decl.entity);
+    let held = derived::near_cells::held(&keys.attrs);
     match repair_keys_of(run, keys).await? {
-        KeyRepair::Exact => {}
+        KeyRepair::Exact => {
+            if let Some(cell) = held.filter(|c| run.first_check(&c.cell)) {
+                let write = !run.options.dry_run;
+                match derived::near_cells::ensure(run.store, &cell, write).await {
+                    Ok(false) => {}
+                    Ok(true) if write => run.tally(Kind::NearCells, Tally::repaired(1)),
+                    Ok(true) => run.tally(Kind::NearCells, Tally::found(1)),
+                    Err(derived::DerivedError::Store(e)) => return Err(e),
+                    Err(_) => run.tally(Kind::Unreadable, Tally::found(1)),
+                }
+            }
+        }
         KeyRepair::Unreadable => run.tally(Kind::Unreadable, Tally::found(1)),
         KeyRepair::Differs => run.tally(kind, Tally::found(1)),
         KeyRepair::Repaired => run.tally(kind, Tally::repaired(1)),
