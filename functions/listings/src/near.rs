@@ -82,6 +82,15 @@ impl<'a> Cells<'a> {
     }
 }
 
+impl Cells<'_> {
+    /// Whether `prefix` is within a dense cell still splitting (its
+    /// listings keyed before may be in any of its partitions, and in the
+    /// one that held it before).
+    fn splitting(&self, prefix: &str) -> bool {
+        self.app.near_splitting.iter().any(|cell| prefix.starts_with(cell.as_str()))
+    }
+}
+
 /// The partitions of dense cell `cell` that hold listings: at most 32,
 /// about 70 bytes each, so one page.
 async fn held_in(app: &Deps, cell: &'static str) -> Result<Vec<NearCell>, ApiError> {
@@ -91,10 +100,9 @@ async fn held_in(app: &Deps, cell: &'static str) -> Result<Vec<NearCell>, ApiErr
 impl CellAsker<Card> for Cells<'_> {
     type Error = ApiError;
 
-    /// Recorded as holding a listing, or in a dense cell still splitting
-    /// (its listings keyed before may be in any of its partitions).
+    /// Recorded as holding a listing, or in a dense cell still splitting.
     fn may_hold(&self, cell: &str) -> bool {
-        self.held.contains(cell) || self.app.near_splitting.iter().any(|s| cell.starts_with(s.as_str()))
+        self.held.contains(cell) || self.splitting(cell)
     }
 
     async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Card>)>, ApiError> {
@@ -105,9 +113,9 @@ impl CellAsker<Card> for Cells<'_> {
             .enumerate()
             .flat_map(|(i, ask)| {
                 let (after, before) = (ask.after.as_deref(), ask.before.as_deref());
-                let splitting = self.app.near_splitting.iter().any(|cell| ask.prefix.starts_with(cell.as_str()));
                 let now = access::listings_near(&ask.prefix, after, before);
-                let then = splitting.then(|| access::listings_near_before_dense(&ask.prefix, after, before));
+                let then =
+                    self.splitting(&ask.prefix).then(|| access::listings_near_before_dense(&ask.prefix, after, before));
                 std::iter::once((i, now)).chain(then.map(|q| (i, q)))
             })
             .collect();

@@ -23,25 +23,26 @@ static RECORDED: Mutex<BTreeSet<(String, String, String)>> = Mutex::new(BTreeSet
 /// (the item's `attrs` as the change is conditioned on), if it does.
 pub fn entered(attrs: &Attrs, change: &Change) -> Option<NearCell> {
     let near = entities::listing::NEAR.key.index.pk();
-    if !change.set.iter().any(|(name, _)| *name == near) {
-        return None;
-    }
+    change.set.iter().any(|(name, _)| *name == near).then(|| of_geohash(attrs)).flatten()
+}
+
+/// The partition of a dense cell an item's near key is in now (its
+/// attributes as read), if it is in one.
+pub fn held(attrs: &Attrs) -> Option<NearCell> {
+    attrs.contains_key(entities::listing::NEAR.key.index.pk()).then(|| of_geohash(attrs)).flatten()
+}
+
+/// The partition of a dense cell the item's `geohash` is keyed in, if any.
+fn of_geohash(attrs: &Attrs) -> Option<NearCell> {
     match attrs.get("geohash") {
         Some(Value::S(hash)) => NearCell::of(hash),
         _ => None,
     }
 }
 
-/// The partition of a dense cell an item's near key is in now (its
-/// attributes as read), if it is in one.
-pub fn held(attrs: &Attrs) -> Option<NearCell> {
-    if !attrs.contains_key(entities::listing::NEAR.key.index.pk()) {
-        return None;
-    }
-    match attrs.get("geohash") {
-        Some(Value::S(hash)) => NearCell::of(hash),
-        _ => None,
-    }
+/// The process's memory of `cell` put in `store`'s table.
+fn known(store: &Store, cell: &NearCell) -> (String, String, String) {
+    (store.region().to_owned(), store.table().to_owned(), cell.cell.clone())
 }
 
 /// Whether `cell`'s record was missing (read consistently): reconcile's
@@ -53,7 +54,7 @@ pub async fn ensure(store: &Store, cell: &NearCell, write: bool) -> Result<bool,
     if missing && write {
         store.put(cell).await?;
         if let Ok(mut r) = RECORDED.lock() {
-            r.insert((store.region().to_owned(), store.table().to_owned(), cell.cell.clone()));
+            r.insert(known(store, cell));
         }
     }
     Ok(missing)
@@ -61,7 +62,7 @@ pub async fn ensure(store: &Store, cell: &NearCell, write: bool) -> Result<bool,
 
 /// Records `cell` as holding a listing, unless this process already has.
 pub async fn record(store: &Store, cell: &NearCell) -> Result<(), DerivedError> {
-    let known = (store.region().to_owned(), store.table().to_owned(), cell.cell.clone());
+    let known = known(store, cell);
     if RECORDED.lock().is_ok_and(|r| r.contains(&known)) {
         return Ok(());
     }
