@@ -154,7 +154,7 @@ async fn search_expanding_titles_within_page_bounds() {
 }
 
 #[tokio::test]
-#[ignore = "bound not met: a page reads about 11 cards (1.75 KB each) per card it answers (issue 33)"]
+#[ignore = "bound not met: pages of 20 stop at their budget once a card is looked at, but reach 17-20.5 RCU before one is (pages of 100 within: 36-38 RCU) (issue 33)"]
 async fn near_long_listings_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
@@ -173,19 +173,37 @@ async fn near_long_listings_within_page_bounds() {
     assert_within(&broken);
 }
 
-/// Issue 33 item 3 too: a page at a spot holding a thousand answers its
-/// limit (no early stop there); 5 m away with nothing in the radius, and
-/// with a category none of them has, the page stays within the bound.
-#[tokio::test]
-#[ignore = "bound not met: 4 m from a crowded 5 m cell reads it all; a category none of it holds reads 18 queries (issue 33)"]
-async fn near_a_spot_of_1000_listings_within_page_bounds() {
-    let (t, meter) = TestTable::with_meter().await;
-    let mut h = Hostile::on(&t);
+/// [`SPOT`] listings of category `spot` at [`spot`], indexed; a category
+/// `other`.
+async fn spot_of_1000(t: &TestTable) {
+    let mut h = Hostile::on(t);
     h.users(&["seller-2"]).await;
     h.category("spot", 1).await;
     h.category("other", 1).await;
     h.spot_listings("seller-2", "spot", SPOT, spot()).await;
     h.index().await;
+}
+
+/// A page looking for a category none of a spot of a thousand holds stops
+/// at its budget (`stoppedEarly`) within the bound (before: 18 queries and
+/// 25 RCU a page of 20, 64 and 62 of 100).
+#[tokio::test]
+async fn near_a_spot_for_a_category_it_lacks_within_page_bounds() {
+    let (t, meter) = TestTable::with_meter().await;
+    spot_of_1000(&t).await;
+    let r = near(spot().lat, spot().lon, 1.0).query("categoryId", "other");
+    let route = Route::new("GET /listings/near?categoryId=other (the spot, 1 km)", Function::Listings, r, 0);
+    assert_within(&pages_within(&t, &meter, &route, Fullness::StoppedEarlyAllowed).await);
+}
+
+/// Issue 33 item 3 too: a page at a spot holding a thousand answers its
+/// limit (no early stop there); 5 m away with nothing in the radius the
+/// page stays within the bound.
+#[tokio::test]
+#[ignore = "bound not met: 4 m from a crowded 5 m cell reads it all, 11 requests and 37.5 RCU (issue 33)"]
+async fn near_a_spot_of_1000_listings_within_page_bounds() {
+    let (t, meter) = TestTable::with_meter().await;
+    spot_of_1000(&t).await;
     let (at, away) = (spot(), spot().toward(0.005, 90.0));
     let mut broken = Vec::new();
     for (name, r, fullness, holds) in [
@@ -193,12 +211,6 @@ async fn near_a_spot_of_1000_listings_within_page_bounds() {
         ("GET /listings/near (1,000 at the spot, radius 1 km)", near(at.lat, at.lon, 1.0), Fullness::Full, SPOT),
         ("GET /listings/near (5 m from the spot, radius 0)", near(away.lat, away.lon, 0.0), Fullness::Full, 0),
         ("GET /listings/near (5 m from the spot, radius 4 m)", near(away.lat, away.lon, 0.004), Fullness::Full, 0),
-        (
-            "GET /listings/near?categoryId=other (the spot, 1 km)",
-            near(at.lat, at.lon, 1.0).query("categoryId", "other"),
-            Fullness::StoppedEarlyAllowed,
-            0,
-        ),
         (
             "GET /listings/near?categoryId=spot (the spot, 1 km)",
             near(at.lat, at.lon, 1.0).query("categoryId", "spot"),

@@ -20,7 +20,7 @@ use domain::geo::partition::DENSE;
 use domain::geo::{Cell, Location, CELL_LEN};
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
-use fanout::nearest::{self, After, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
+use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::access;
 use keyschema::records::NearCell;
@@ -65,6 +65,8 @@ struct Cells<'a> {
     app: &'a Deps,
     /// Those partitions ([`keyschema::records::NearCell`]).
     held: BTreeSet<String>,
+    /// What reading them cost: requests and 4 KB units.
+    spent: (usize, usize),
 }
 
 impl<'a> Cells<'a> {
@@ -76,9 +78,9 @@ impl<'a> Cells<'a> {
     async fn near(app: &'a Deps, at: &Location, radius: f64) -> Result<Self, ApiError> {
         let meets = |cell: &&'static str| Cell::of(cell).is_some_and(|c| c.distance_bounds_km(at).0 <= radius);
         let dense: Vec<&'static str> = DENSE.iter().copied().filter(meets).collect();
-        let held: Vec<Vec<NearCell>> =
-            futures_util::future::try_join_all(dense.into_iter().map(|cell| held_in(app, cell))).await?;
-        Ok(Cells { app, held: held.into_iter().flatten().map(|c| c.cell).collect() })
+        let pages = futures_util::future::try_join_all(dense.into_iter().map(|cell| held_in(app, cell))).await?;
+        let spent = (pages.len(), pages.iter().map(|p| p.read_units).sum());
+        Ok(Cells { app, held: pages.into_iter().flat_map(|p| p.items).map(|c| c.cell).collect(), spent })
     }
 }
 
@@ -93,8 +95,8 @@ impl Cells<'_> {
 
 /// The partitions of dense cell `cell` that hold listings: at most 32,
 /// about 70 bytes each, so one page.
-async fn held_in(app: &Deps, cell: &'static str) -> Result<Vec<NearCell>, ApiError> {
-    Ok(app.store.query_exact::<NearCell, _>(&access::near_cells(cell)?, 32, None).await?.items)
+async fn held_in(app: &Deps, cell: &'static str) -> Result<store::Page<NearCell>, ApiError> {
+    Ok(app.store.query_exact::<NearCell, _>(&access::near_cells(cell)?, 32, None).await?)
 }
 
 impl CellAsker<Card> for Cells<'_> {
@@ -103,6 +105,11 @@ impl CellAsker<Card> for Cells<'_> {
     /// Recorded as holding a listing, or in a dense cell still splitting.
     fn may_hold(&self, cell: &str) -> bool {
         self.held.contains(cell) || self.splitting(cell)
+    }
+
+    /// Two in a dense cell still splitting.
+    fn queries(&self, prefix: &str) -> usize {
+        1 + usize::from(self.splitting(prefix))
     }
 
     async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<Card>)>, ApiError> {
@@ -124,7 +131,8 @@ impl CellAsker<Card> for Cells<'_> {
             .map(|(i, query)| async move {
                 let limit = asks_ref.get(i).map_or(0, |ask| u16::try_from(ask.limit).unwrap_or(u16::MAX));
                 let page = self.app.store.query_exact::<Card, _>(&query?, limit, None).await?;
-                Ok::<_, ApiError>((i, CellAnswer { items: page.items, more: page.next.is_some() }))
+                let (more, units) = (page.next.is_some(), page.read_units);
+                Ok::<_, ApiError>((i, CellAnswer { items: page.items, more, units }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()
@@ -179,9 +187,10 @@ struct NearBody {
     items: Vec<Near>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
-    /// The page reached its bound of rounds before it was full (a category
-    /// filter, or a place denser than any measured); the cursor goes on
-    /// after the last listing looked at. A page can also be short because
+    /// The page reached its bound of rounds or of what it may read before
+    /// it was full (a category filter, listings of long titles, a place
+    /// denser than any measured); the cursor goes on after the last listing
+    /// looked at. A page can also be short because
     /// listings it found were sold a moment before: only a `null` cursor
     /// ends the walk.
     stopped_early: bool,
@@ -193,8 +202,9 @@ struct NearBody {
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
 /// (public). `Query GSI5 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
 /// prefix>)` per cell searched, a few cells a round (a category is a
-/// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds once it has
-/// looked at a listing), keeping the cards still active.
+/// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds, or when its
+/// next cell would take it past the contract's bound ([`Budget::page`]),
+/// once it has looked at a listing), keeping the cards still active.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
@@ -254,7 +264,8 @@ impl Search<'_> {
     async fn run(self, app: &Deps) -> Result<(Vec<Found<Card>>, Option<After>, Cost), ApiError> {
         let keep = |t: &Card| self.category.is_none_or(|c| *c == t.card.category_id);
         let cells = Cells::near(app, &self.at, self.radius).await?;
-        nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &cells).await
+        let budget = Budget::page(self.limit).less(cells.spent.0, cells.spent.1);
+        nearest::page_where(self.at, self.radius, self.limit, self.after, &keep, &cells, budget).await
     }
 }
 

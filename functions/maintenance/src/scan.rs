@@ -31,5 +31,6 @@ pub async fn page(
     let next = out.last_evaluated_key.map(|key| {
         key.into_iter().filter_map(|(k, v)| if let AttributeValue::S(s) = v { Some((k, s)) } else { None }).collect()
     });
-    Ok(Page { items: out.items.unwrap_or_default(), next })
+    let read_units = store::read_units(out.consumed_capacity.as_ref());
+    Ok(Page { items: out.items.unwrap_or_default(), next, read_units })
 }

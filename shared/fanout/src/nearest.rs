@@ -39,6 +39,10 @@ use ulid::Ulid;
 
 use frontier::{Entry, Frontier};
 
+pub use budget::Budget;
+use budget::{SIZED_BY, TYPICAL_ITEM_BYTES, UNIT_BYTES};
+
+mod budget;
 mod frontier;
 pub mod memory;
 mod merge;
@@ -95,6 +99,8 @@ pub struct CellAnswer<T> {
     pub items: Vec<T>,
     /// Whether it may have more to give (`false` proves it has not).
     pub more: bool,
+    /// The 4 KB read units its queries cost (at least one a query).
+    pub units: usize,
 }
 
 /// Answers a round of cell queries.
@@ -113,6 +119,19 @@ pub trait CellAsker<T> {
     fn may_hold(&self, cell: &str) -> bool {
         let _ = cell;
         true
+    }
+
+    /// The queries an ask of cell `prefix` sends (more than one where the
+    /// cell is read in two partitions).
+    fn queries(&self, prefix: &str) -> usize {
+        let _ = prefix;
+        1
+    }
+
+    /// The bytes of a typical item, as DynamoDB sizes it: a page sizes its
+    /// first asks by it ([`Budget`]), then by the largest it has read.
+    fn item_bytes(&self) -> usize {
+        TYPICAL_ITEM_BYTES
     }
 }
 
@@ -161,9 +180,12 @@ pub struct Cost {
     pub rounds: usize,
     /// Items the queries read.
     pub read: usize,
-    /// The page reached [`MAX_ROUNDS`] before it was full (a filter, see
-    /// [`page_where`], or a place denser than any measured); its cursor goes
-    /// on after the last item looked at.
+    /// 4 KB read units the queries cost.
+    pub units: usize,
+    /// The page stopped before it was full: it reached [`MAX_ROUNDS`] (a
+    /// filter, see [`page_where`], or a place denser than any measured) or
+    /// its [`Budget`] (items of many bytes); its cursor goes on after the
+    /// last item looked at.
     pub stopped_early: bool,
 }
 
@@ -181,13 +203,15 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
     after: Option<After>,
     asker: &A,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
-    page_where(at, radius_km, limit, after, &|_| true, asker).await
+    page_where(at, radius_km, limit, after, &|_| true, asker, Budget::page(limit)).await
 }
 
-/// [`page`] of the items `keep` keeps (a category): the others are looked
-/// at in order and passed over. A rare kind in a dense radius would read on
-/// and on, so a page stops after [`MAX_ROUNDS`] once it has looked at an
-/// item (so that every page moves the cursor on), saying so in its cost.
+/// [`page`] of the items `keep` keeps (a category), within `budget`: the
+/// others are looked at in order and passed over. A rare kind in a dense
+/// radius would read on and on, so a page stops after [`MAX_ROUNDS`] once
+/// it has looked at an item, or once what it can still read is spent
+/// (once it has looked at an item, so that every page moves the cursor
+/// on), saying so in its cost.
 pub async fn page_where<T: Placed, A: CellAsker<T>>(
     at: Location,
     radius_km: f64,
@@ -195,6 +219,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     after: Option<After>,
     keep: &(dyn Fn(&T) -> bool + Sync),
     asker: &A,
+    budget: Budget,
 ) -> Result<(Vec<Found<T>>, Option<After>, Cost), A::Error> {
     let holds = |cell: &str| asker.may_hold(cell);
     let cells = Cell::covering(&at, radius_km, CELL_LEN);
@@ -209,61 +234,93 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     // round that found nothing (sparse places, the poles).
     let base = (limit / 10).clamp(MIN_AT_ONCE, CELLS_AT_ONCE);
     let mut at_once = 1;
+    let mut left = budget;
+    // The bytes of an item: a typical one's, then the largest read.
+    let mut item_bytes = asker.item_bytes().max(1);
     while out.len() < limit {
         if cost.rounds >= MAX_ROUNDS && looked_at.is_some() {
             cost.stopped_early = true;
             break;
         }
         let Some(top) = frontier.heap.pop() else { break };
-        let asks = match top {
-            Entry::Item { km, id, item, .. } => {
-                looked_at = Some((km, id));
-                if keep(&item) {
-                    out.push(Found { item, km });
-                }
-                continue;
+        if let Entry::Item { km, id, item, .. } = top {
+            looked_at = Some((km, id));
+            if keep(&item) {
+                out.push(Found { item, km });
             }
-            Entry::Cell { near, prefix, after, before, greedy, .. } => {
-                // With it, the next cells in order up to where the items
-                // already found could fill the page (fewer rounds; a cell
-                // beyond the page's end costs a query, never a wrong answer):
-                // `at_once` of them, and every one as near as it (all of
-                // which must be read before anything is returned).
-                let heap = &mut frontier.heap;
-                let wanted = limit - out.len();
-                // A full-length cell is one place (5 m): what it holds is
-                // read as far as the page could take it, and no cell is
-                // added to the round for the page's sake but those as near.
-                let most = |prefix: &str, greedy: bool| match (prefix.len() == HASH_LEN, greedy) {
-                    (true, true) => GREEDY_LIMIT,
-                    (true, false) => wanted.max(CELL_LIMIT),
-                    _ => CELL_LIMIT,
-                };
-                let fills = |ask: &CellAsk| ask.prefix.len() == HASH_LEN && ask.after.is_some();
-                let mut asks = vec![CellAsk { limit: most(&prefix, greedy), prefix, after, before }];
-                let mut passed = Vec::new();
-                let as_near = |e: Option<&Entry<T>>| matches!(e, Some(Entry::Cell { near: n, .. }) if *n <= near);
-                while asks.len() < CELLS_AT_ONCE
-                    && passed.len() < wanted
-                    && ((asks.len() < at_once && !asks.iter().any(fills)) || as_near(heap.peek()))
-                {
-                    match heap.pop() {
-                        Some(Entry::Cell { prefix, after, before, greedy, .. }) => {
-                            asks.push(CellAsk { limit: most(&prefix, greedy), prefix, after, before })
-                        }
-                        Some(item) => passed.push(item),
-                        None => break,
-                    }
-                }
-                heap.extend(passed);
-                asks
+            continue;
+        }
+        // With it, the next cells in order up to where the items already
+        // found could fill the page (fewer rounds; a cell beyond the page's
+        // end costs a query, never a wrong answer): `at_once` of them, and
+        // every one as near as it (all of which must be read before
+        // anything is returned).
+        let near = top.key().0;
+        let heap = &mut frontier.heap;
+        let wanted = limit - out.len();
+        let fills = |e: &Entry<T>| e.prefix().is_some_and(|p| p.len() == HASH_LEN) && e.reads_on();
+        let mut cells = vec![top];
+        let mut passed = Vec::new();
+        let as_near = |e: Option<&Entry<T>>| matches!(e, Some(Entry::Cell { near: n, .. }) if *n <= near);
+        while cells.len() < CELLS_AT_ONCE
+            && passed.len() < wanted
+            && ((cells.len() < at_once && !cells.iter().any(fills)) || as_near(heap.peek()))
+        {
+            match heap.pop() {
+                Some(cell @ Entry::Cell { .. }) => cells.push(cell),
+                Some(item) => passed.push(item),
+                None => break,
             }
+        }
+        heap.extend(passed);
+        // Within what is left: a request and a unit per query, the nearest
+        // cells first. None fits: the page stops once it has looked at an
+        // item (its cursor goes on after it); before, it reads on as if it
+        // had no budget (a crowd beside the point must be read whole before
+        // any of it comes out; every cell at a pole is as near).
+        let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
+        let (mut fit, mut requests) = left.fit(cells.iter().map(queries));
+        let holds = if fit > 0 {
+            left.holds(requests, item_bytes)
+        } else if looked_at.is_some() {
+            heap.extend(cells);
+            cost.stopped_early = true;
+            break;
+        } else {
+            (fit, requests) = (cells.len(), cells.iter().map(queries).sum());
+            usize::MAX
         };
+        heap.extend(cells.drain(fit..));
+        let most = |prefix: &str, greedy: bool| {
+            // A full-length cell is one place (5 m): what it holds is read
+            // as far as the page could take it, and no cell is added to
+            // the round for the page's sake but those as near.
+            let most = match (prefix.len() == HASH_LEN, greedy) {
+                (true, true) => GREEDY_LIMIT,
+                (true, false) => wanted.max(CELL_LIMIT),
+                _ => CELL_LIMIT,
+            };
+            most.min(holds)
+        };
+        let asks: Vec<CellAsk> = cells
+            .into_iter()
+            .filter_map(|cell| match cell {
+                Entry::Cell { prefix, after, before, greedy, .. } => {
+                    Some(CellAsk { limit: most(&prefix, greedy), prefix, after, before })
+                }
+                Entry::Item { .. } => None,
+            })
+            .collect();
         cost.rounds += 1;
-        cost.queries += asks.len();
+        cost.queries += requests;
         let found_before = frontier.heap.len();
+        let mut units = 0;
         for (ask, answer) in asker.ask(asks).await? {
             cost.read += answer.items.len();
+            units += answer.units;
+            if answer.items.len() >= SIZED_BY {
+                item_bytes = item_bytes.max(answer.units * UNIT_BYTES / answer.items.len());
+            }
             let ends = answer.items.first().zip(answer.items.last()).map(|(f, l)| (f.sort_key(), l.sort_key(), l.id()));
             if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
                 let nearest = answer.items.iter().filter_map(Placed::location).map(|p| at.distance_km(&p));
@@ -278,6 +335,8 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 frontier.push_item(item, key);
             }
         }
+        cost.units += units;
+        left = left.less(requests, units);
         let grow = cost.rounds >= GROW_AFTER || frontier.heap.len() == found_before;
         at_once = if grow { (at_once * 2).min(CELLS_AT_ONCE) } else { base };
     }

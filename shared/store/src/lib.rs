@@ -35,7 +35,7 @@ pub use error::{Cancellation, StoreError};
 pub use homes::Regions;
 pub use item::Item;
 pub use tx::Transaction;
-pub use usage::{operation_name, Observer, Usage};
+pub use usage::{operation_name, read_units, Observer, Usage};
 
 /// Every request asks DynamoDB for the capacity it consumed (see [`usage`]).
 pub(crate) const TOTAL: aws_sdk_dynamodb::types::ReturnConsumedCapacity =
@@ -55,6 +55,10 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<StartKey>,
+    /// The 4 KB units it read, by the capacity DynamoDB says it consumed
+    /// (0.5 RCU each, eventually consistent): at least one, as DynamoDB
+    /// bills a query that finds nothing.
+    pub read_units: usize,
 }
 
 /// The table and the client that reaches it. Cheap to clone.
@@ -318,6 +322,7 @@ impl Store {
         let start = start.map(|s| check_start_key(query, s)).transpose()?;
         let req = self.query_request(query, Some(limit + look_ahead), start, false);
         let out = req.send().await?;
+        let read_units = read_units(out.consumed_capacity.as_ref());
         let mut raw = out.items.unwrap_or_default();
         let next = if raw.len() > limit {
             raw.truncate(limit);
@@ -327,7 +332,7 @@ impl Store {
             out.last_evaluated_key.map(|key| string_attributes(key.into_iter()))
         };
         let items = raw.into_iter().map(item::from_item).collect::<Result<_, _>>()?;
-        Ok(Page { items, next })
+        Ok(Page { items, next, read_units })
     }
 }
 

@@ -294,6 +294,18 @@ impl Intercept for Observer {
     }
 }
 
+/// The 4 KB units an eventually consistent read consumed (0.5 RCU each),
+/// at least one (DynamoDB bills a read that finds nothing one unit).
+pub fn read_units(capacity: Option<&aws_sdk_dynamodb::types::ConsumedCapacity>) -> usize {
+    let rcu = capacity.and_then(|c| c.capacity_units).unwrap_or(0.0);
+    // Halves sum exactly in a float; the cast is of a small positive whole.
+    if rcu.is_finite() && rcu > 0.5 {
+        (rcu * 2.0).ceil() as usize
+    } else {
+        1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +324,15 @@ mod tests {
         assert_eq!(outer.ops().len(), 1);
         assert!(inner.ops().is_empty());
         assert_eq!(outer.totals(), Totals { requests: 1, rcu: 1.0, wcu: 0.0, items: 1 });
+    }
+
+    #[test]
+    fn read_units_are_halves_of_the_consumed_rcu_at_least_one() {
+        let of = |rcu: Option<f64>| {
+            let c = aws_sdk_dynamodb::types::ConsumedCapacity::builder().set_capacity_units(rcu).build();
+            read_units(Some(&c))
+        };
+        assert_eq!((read_units(None), of(None), of(Some(0.0)), of(Some(0.5))), (1, 1, 1, 1));
+        assert_eq!((of(Some(1.5)), of(Some(12.0)), of(Some(f64::NAN))), (3, 24, 1));
     }
 }

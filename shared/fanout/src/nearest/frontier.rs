@@ -38,12 +38,25 @@ impl<T> Entry<T> {
     /// items as near with a greater id: each item it may hold is beyond
     /// both (so a place holding thousands answers a page without reading
     /// them all).
-    fn key(&self) -> (f64, u8, Ulid, u8) {
+    pub fn key(&self) -> (f64, u8, Ulid, u8) {
         match self {
             Entry::Cell { near, from: None, .. } => (*near, 0, Ulid(0), 0),
             Entry::Cell { near, from: Some(id), .. } => (*near, 1, *id, 1),
             Entry::Item { km, id, .. } => (*km, 1, *id, 0),
         }
+    }
+
+    /// A cell's prefix.
+    pub fn prefix(&self) -> Option<&str> {
+        match self {
+            Entry::Cell { prefix, .. } => Some(prefix),
+            Entry::Item { .. } => None,
+        }
+    }
+
+    /// A cell read on from an item's key.
+    pub fn reads_on(&self) -> bool {
+        matches!(self, Entry::Cell { after: Some(_), .. })
     }
 }
 

@@ -16,14 +16,14 @@ pub fn merged<T: Placed>(a: CellAnswer<T>, b: CellAnswer<T>, limit: usize) -> Ce
         (Some(x), Some(y)) => Some(x.min(y)),
         (x, y) => x.or(y),
     };
-    let more = a.more || b.more;
+    let (more, units) = (a.more || b.more, a.units + b.units);
     let mut items: Vec<(String, T)> = a.items.into_iter().chain(b.items).map(|i| (i.sort_key(), i)).collect();
     items.sort_by(|x, y| x.0.cmp(&y.0));
     items.dedup_by(|x, y| x.0 == y.0);
     let read = items.len();
     items.retain(|(key, _)| cut.as_ref().is_none_or(|c| key <= c));
     items.truncate(limit);
-    CellAnswer { more: more || items.len() < read, items: items.into_iter().map(|(_, i)| i).collect() }
+    CellAnswer { more: more || items.len() < read, items: items.into_iter().map(|(_, i)| i).collect(), units }
 }
 
 #[cfg(test)]
@@ -47,7 +47,7 @@ mod tests {
         }
     }
     fn answer(keys: &[&'static str], more: bool) -> CellAnswer<K> {
-        CellAnswer { items: keys.iter().map(|k| K(k)).collect(), more }
+        CellAnswer { items: keys.iter().map(|k| K(k)).collect(), more, units: 1 }
     }
     fn keys(a: &CellAnswer<K>) -> Vec<&'static str> {
         a.items.iter().map(|k| k.0).collect()

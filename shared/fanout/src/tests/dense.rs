@@ -18,6 +18,9 @@ use ulid::Ulid;
 use super::super::*;
 use super::{brute, rng, It};
 
+/// A card's bytes, as the memory asker takes it.
+const CARD_BYTES: usize = 360;
+
 struct Split {
     /// (sort key, item, in the old partition, in the new one)
     items: Vec<(String, It, bool, bool)>,
@@ -44,7 +47,8 @@ fn query(items: &[(String, It, bool, bool)], ask: &CellAsk, old: bool) -> CellAn
         .map(|(_, i, ..)| i.clone())
         .collect();
     let more = got.len() == ask.limit;
-    CellAnswer { items: got, more }
+    let units = (got.len() * CARD_BYTES).div_ceil(4096).max(1);
+    CellAnswer { items: got, more, units }
 }
 
 impl CellAsker<It> for Split {
@@ -64,6 +68,9 @@ impl CellAsker<It> for Split {
             })
             .collect())
     }
+    fn queries(&self, prefix: &str) -> usize {
+        1 + usize::from(self.splitting && is_dense(prefix))
+    }
     fn may_hold(&self, cell: &str) -> bool {
         self.splitting || self.items.iter().any(|(k, _, _, n)| *n && partition(k) == Some(cell))
     }
@@ -73,7 +80,8 @@ fn walk_split(m: &Split, at: Location, radius: f64, limit: usize, keep: &(dyn Fn
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let (mut got, mut after) = (Vec::new(), None);
     for _ in 0..5_000 {
-        let (items, next, _) = runtime.block_on(page_where(at, radius, limit, after, keep, m)).unwrap();
+        let (items, next, _) =
+            runtime.block_on(page_where(at, radius, limit, after, keep, m, Budget::page(limit))).unwrap();
         got.extend(items.iter().map(|f| f.item.id));
         match next {
             Some(n) => after = Some(n),
@@ -136,7 +144,7 @@ impl CellAsker<It> for Empty {
     type Error = Infallible;
     async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<It>)>, Infallible> {
         self.0.lock().unwrap().extend(asks.iter().map(|a| a.prefix.clone()));
-        Ok(asks.into_iter().map(|a| (a, CellAnswer { items: Vec::new(), more: false })).collect())
+        Ok(asks.into_iter().map(|a| (a, CellAnswer { items: Vec::new(), more: false, units: 1 })).collect())
     }
     fn may_hold(&self, _: &str) -> bool {
         false

@@ -71,6 +71,7 @@ fn worse(a: Cost, b: Cost) -> Cost {
         queries: a.queries.max(b.queries),
         rounds: a.rounds.max(b.rounds),
         read: a.read.max(b.read),
+        units: a.units.max(b.units),
         ..Cost::default()
     }
 }
@@ -230,6 +231,9 @@ impl CellAsker<It> for Counting<'_> {
         self.spots.set(self.spots.get() + units(SPOT_KB));
         Ok(answers)
     }
+    fn item_bytes(&self) -> usize {
+        self.inner.item_bytes()
+    }
 }
 
 /// Issue 33 item 3: a page at a spot holding a thousand (in a city of
@@ -249,11 +253,13 @@ fn a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost() {
     for (radius, limit) in [(0.0, 20), (1.0, 20), (1.0, 100), (5.0, 20)] {
         let want = brute(&points, spot, radius);
         let (mut got, mut after, mut pages) = (Vec::new(), None, 0);
-        let (mut at_spot, mut around) = (Cost::default(), Cost::default());
+        let (mut at_spot, mut around, mut early) = (Cost::default(), Cost::default(), 0);
         loop {
             let (items, next, cost) = runtime.block_on(page(spot, radius, limit, after, &m)).unwrap();
             pages += 1;
-            assert!(items.len() == limit || next.is_none(), "r {radius}: page {pages} answered {}", items.len());
+            let full = items.len() == limit || next.is_none();
+            assert!(full || cost.stopped_early, "r {radius}: page {pages} answered {}", items.len());
+            early += usize::from(!full);
             assert!(next.as_ref().is_none_or(|n| n.within.len() <= MAX_WITHIN));
             if std::env::var("PAGES").is_ok() {
                 println!("r {radius} limit {limit} page {pages}: {cost:?} km {:?}", items.last().map(|f| f.km));
@@ -272,7 +278,7 @@ fn a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost() {
         let n = got.len();
         assert_eq!(got, want[..n].to_vec(), "r {radius} limit {limit}: the walk is exact");
         println!(
-            "spot of 1,000, radius {radius}, limit {limit}: {pages} pages, at the spot {at_spot:?}, around {around:?}"
+            "spot of 1,000, radius {radius}, limit {limit}: {pages} pages ({early} short), at the spot {at_spot:?}, around {around:?}"
         );
         assert!(at_spot.queries <= 6 && at_spot.read <= limit + 5 * 32, "r {radius} limit {limit}: {at_spot:?}");
     }
@@ -308,8 +314,9 @@ fn crowded_places_walk_exactly() {
                     let (mut got, mut after, mut pages) = (Vec::new(), None, 0);
                     loop {
                         let keep = |i: &It| !filtered || kept(&i.id);
-                        let (items, next, _) =
-                            runtime.block_on(page_where(at, radius, limit, after, &keep, &m)).unwrap();
+                        let (items, next, _) = runtime
+                            .block_on(page_where(at, radius, limit, after, &keep, &m, Budget::page(limit)))
+                            .unwrap();
                         got.extend(items.iter().map(|f| (f.item.id, f.km)));
                         pages += 1;
                         assert!(pages < 2_000, "the walk ends");
@@ -359,10 +366,12 @@ fn a_crowd_beside_the_point_answers_full_pages() {
     ] {
         let m = memory(points);
         let want = brute(points, at, 1.0);
-        let (mut got, mut after, mut worst) = (Vec::new(), None, Cost::default());
+        let (mut got, mut after, mut worst, mut early) = (Vec::new(), None, Cost::default(), 0);
         for pages in 1..=60 {
             let (items, next, cost) = runtime.block_on(page(at, 1.0, 20, after, &m)).unwrap();
-            assert!(items.len() == 20 || next.is_none(), "{name}: page {pages} answered {}: {cost:?}", items.len());
+            let full = items.len() == 20 || next.is_none();
+            assert!(full || cost.stopped_early, "{name}: page {pages} answered {}: {cost:?}", items.len());
+            early += usize::from(!full);
             worst = worse(worst, cost);
             got.extend(items.iter().map(|f| (f.item.id, f.km)));
             match next {
@@ -371,7 +380,7 @@ fn a_crowd_beside_the_point_answers_full_pages() {
             }
         }
         assert_eq!(got, want[..got.len()].to_vec(), "{name}: exact");
-        println!("crowd {name}: worst page {worst:?}");
+        println!("crowd {name}: worst page {worst:?}, {early} short");
         assert!(worst.rounds <= 10 && worst.queries <= 40 && worst.read <= 1_600, "{name}: {worst:?}");
     }
 }
