@@ -54,6 +54,14 @@ if ! engine_answers; then
     echo "  sudo dockerd >/var/log/dockerd.log 2>&1 &"
     exit 1
   fi
+  # A pid file whose process is gone (a dockerd killed with its machine, a
+  # machine restored from a snapshot) stops a new dockerd from starting.
+  for stale in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+    if [ -f "$stale" ] && ! kill -0 "$(cat "$stale" 2>/dev/null)" 2>/dev/null; then
+      echo "removing $stale: its process $(cat "$stale" 2>/dev/null) is gone"
+      rm -f "$stale"
+    fi
+  done
   echo "starting dockerd (log: /var/log/dockerd-dev.log)"
   # Its own session, from /, so it outlives this run and whatever folder
   # started it, and with no descriptor of ours but its log: an inherited one
