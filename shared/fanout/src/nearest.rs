@@ -40,7 +40,7 @@ use ulid::Ulid;
 use frontier::{Entry, Frontier};
 
 pub use budget::Budget;
-use budget::{SIZED_BY, TYPICAL_ITEM_BYTES, UNIT_BYTES};
+use budget::TYPICAL_ITEM_BYTES;
 
 mod budget;
 mod frontier;
@@ -129,7 +129,7 @@ pub trait CellAsker<T> {
     }
 
     /// The bytes of a typical item, as DynamoDB sizes it: a page sizes its
-    /// first asks by it ([`Budget`]), then by the largest it has read.
+    /// asks by it ([`Budget`]) until its answers show items larger.
     fn item_bytes(&self) -> usize {
         TYPICAL_ITEM_BYTES
     }
@@ -208,10 +208,9 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
 
 /// [`page`] of the items `keep` keeps (a category), within `budget`: the
 /// others are looked at in order and passed over. A rare kind in a dense
-/// radius would read on and on, so a page stops after [`MAX_ROUNDS`] once
-/// it has looked at an item, or once what it can still read is spent
-/// (once it has looked at an item, so that every page moves the cursor
-/// on), saying so in its cost.
+/// radius would read on and on, so once it has looked at an item (so that
+/// every page moves the cursor on) a page stops after [`MAX_ROUNDS`], or
+/// when its next cells would take it past `budget`, saying so in its cost.
 pub async fn page_where<T: Placed, A: CellAsker<T>>(
     at: Location,
     radius_km: f64,
@@ -235,7 +234,8 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let base = (limit / 10).clamp(MIN_AT_ONCE, CELLS_AT_ONCE);
     let mut at_once = 1;
     let mut left = budget;
-    // The bytes of an item: a typical one's, then the largest read.
+    // The bytes of an item: a typical one's, then the most an answer's
+    // items were at least on average.
     let mut item_bytes = asker.item_bytes().max(1);
     while out.len() < limit {
         if cost.rounds >= MAX_ROUNDS && looked_at.is_some() {
@@ -273,22 +273,25 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             }
         }
         heap.extend(passed);
-        // Within what is left: a request and a unit per query, the nearest
-        // cells first. None fits: the page stops once it has looked at an
-        // item (its cursor goes on after it); before, it reads on as if it
-        // had no budget (a crowd beside the point must be read whole before
-        // any of it comes out; every cell at a pole is as near).
+        // Once the page has looked at an item, within what is left: a
+        // request and a unit per query, the nearest cells first, each
+        // reading what its share of the units holds; none fits: the page
+        // stops (its cursor goes on after that item). Before, it reads on as
+        // if it had no budget: it could not move its cursor on (a crowd
+        // beside the point must be read whole before any of it comes out;
+        // every cell at a pole is as near), and smaller asks would only
+        // split cells into more queries.
         let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
-        let (mut fit, mut requests) = left.fit(cells.iter().map(queries));
-        let holds = if fit > 0 {
-            left.holds(requests, item_bytes)
-        } else if looked_at.is_some() {
-            heap.extend(cells);
-            cost.stopped_early = true;
-            break;
-        } else {
-            (fit, requests) = (cells.len(), cells.iter().map(queries).sum());
-            usize::MAX
+        let (fit, requests, holds) = match looked_at {
+            None => (cells.len(), cells.iter().map(queries).sum(), usize::MAX),
+            Some(_) => match left.fit(cells.iter().map(queries)) {
+                (0, _) => {
+                    heap.extend(cells);
+                    cost.stopped_early = true;
+                    break;
+                }
+                (fit, requests) => (fit, requests, left.holds(requests, item_bytes)),
+            },
         };
         heap.extend(cells.drain(fit..));
         let most = |prefix: &str, greedy: bool| {
@@ -318,9 +321,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         for (ask, answer) in asker.ask(asks).await? {
             cost.read += answer.items.len();
             units += answer.units;
-            if answer.items.len() >= SIZED_BY {
-                item_bytes = item_bytes.max(answer.units * UNIT_BYTES / answer.items.len());
-            }
+            item_bytes = item_bytes.max(budget::least_item_bytes(answer.units, answer.items.len()));
             let ends = answer.items.first().zip(answer.items.last()).map(|(f, l)| (f.sort_key(), l.sort_key(), l.id()));
             if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
                 let nearest = answer.items.iter().filter_map(Placed::location).map(|p| at.distance_km(&p));

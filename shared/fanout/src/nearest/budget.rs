@@ -1,21 +1,29 @@
 //! What a near page may read: the contract's bound per page, in DynamoDB
 //! requests and 4 KB read units (0.5 RCU each, eventually consistent).
 //!
-//! Each round's asks are sized so that what they read fits what is left,
-//! every item counted at the largest size the page has read (a typical
-//! item's before it has read any); a page stops (`stopped_early`) when the
-//! next cell to read does not fit, once it has looked at an item (so that
-//! its cursor moves on). Before that it reads on as if it had no budget: a
-//! crowd beside the point must be read whole before any of it comes out,
-//! and every cell at a pole is as near as the others. So a page can pass
-//! its bound there, and where its items are larger than any it read
-//! before (docs/capacity.md, "The worst case per route", says by how much).
+//! Once a page has looked at an item, each round's asks are sized so that
+//! what they read fits what is left, every item counted at the most the
+//! answers so far show items to be on average (a typical item's size
+//! before); a page stops (`stopped_early`) when the next cell to read does
+//! not fit (its cursor goes on after that item). Before it has looked at an
+//! item it reads on as if it had no budget, or its cursor could not move
+//! on: a crowd beside the point must be read whole before any of it comes
+//! out, and every cell at a pole is as near as the others. So a page can
+//! pass its bound there, and by part of a round where its items are larger
+//! than those read before (docs/capacity.md, "The worst case per route",
+//! says by how much). A page that stops leaves unread for the next what it
+//! read beyond its last item, so a walk of short pages reads more in all
+//! than one of full pages.
 
 /// The read unit: 4 KB.
-pub(super) const UNIT_BYTES: usize = 4096;
-/// Items an answer must hold for its units to tell their size (each
-/// answer's units are rounded up: by at most a unit over this many).
-pub(super) const SIZED_BY: usize = 8;
+const UNIT_BYTES: usize = 4096;
+
+/// The least an answer of `items` billed `units` shows its items to be on
+/// average (its units are its bytes rounded up to a unit, so more than
+/// `units - 1` units' bytes): 0 if it shows nothing.
+pub(super) fn least_item_bytes(units: usize, items: usize) -> usize {
+    units.saturating_sub(1).saturating_mul(UNIT_BYTES) / items.max(1)
+}
 /// A typical item's bytes: a listing's card in the near index.
 pub(super) const TYPICAL_ITEM_BYTES: usize = 512;
 
@@ -55,7 +63,7 @@ impl Budget {
     /// between them, each item of `item_bytes` (at least one).
     pub(super) fn holds(self, requests: usize, item_bytes: usize) -> usize {
         let share = (self.units / requests.max(1)).max(1);
-        (share * UNIT_BYTES / item_bytes.max(1)).max(1)
+        (share.saturating_mul(UNIT_BYTES) / item_bytes.max(1)).max(1)
     }
 
     /// What is left once `requests` and `units` are spent.
@@ -81,5 +89,8 @@ mod tests {
         // 9 units over 3 queries: 3 each, 24 items of 512 bytes.
         assert_eq!(Budget { requests: 3, units: 9 }.holds(3, 512), 24);
         assert_eq!(Budget { requests: 3, units: 0 }.holds(3, 8192), 1);
+        assert_eq!(Budget { requests: 1, units: usize::MAX }.holds(1, 1), usize::MAX);
+        // 32 items billed 9 units: more than 1,024 bytes each; 1 item of 3.
+        assert_eq!((least_item_bytes(9, 32), least_item_bytes(3, 1), least_item_bytes(1, 5)), (1024, 8192, 0));
     }
 }

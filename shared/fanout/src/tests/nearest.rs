@@ -237,7 +237,8 @@ impl CellAsker<It> for Counting<'_> {
 }
 
 /// Issue 33 item 3: a page at a spot holding a thousand (in a city of
-/// 3,000 within 3 km) answers its limit, every page of the walk, and a page
+/// 3,000 within 3 km) answers its limit, every page of the walk (but a few
+/// around it that stop at their budget), and a page
 /// at the spot reads about what it answers, page 50 as page 2: the cursor
 /// goes on inside the spot's cell, and the items a query read are never
 /// read again to split a cell. Exact as ever. (Before: one listing a page,
@@ -281,6 +282,8 @@ fn a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost() {
             "spot of 1,000, radius {radius}, limit {limit}: {pages} pages ({early} short), at the spot {at_spot:?}, around {around:?}"
         );
         assert!(at_spot.queries <= 6 && at_spot.read <= limit + 5 * 32, "r {radius} limit {limit}: {at_spot:?}");
+        // Around the spot, a few pages stop at their budget (0 to 5 a walk).
+        assert!(early <= 5, "r {radius} limit {limit}: {early} pages stopped at their budget");
     }
 }
 
@@ -341,7 +344,9 @@ fn crowded_places_walk_exactly() {
 /// its 5 m cell, the point at the cell's centre): no item of it can come
 /// out before its cell is read whole, so the rest of the cell is read in
 /// one query, and every page is full (found by a review: each page
-/// answered one listing and read the crowd again, 32 items a round).
+/// answered one listing and read the crowd again, 32 items a round) but
+/// the few that stop at their budget ([`Budget`]) in the city around it
+/// (3 of each walk).
 #[test]
 fn a_crowd_beside_the_point_answers_full_pages() {
     let spot = Location::new(40.7128, -74.006).unwrap();
@@ -381,9 +386,12 @@ fn a_crowd_beside_the_point_answers_full_pages() {
         }
         assert_eq!(got, want[..got.len()].to_vec(), "{name}: exact");
         println!("crowd {name}: worst page {worst:?}, {early} short");
+        assert!(early <= 3, "{name}: {early} pages stopped at their budget");
         assert!(worst.rounds <= 10 && worst.queries <= 40 && worst.read <= 1_600, "{name}: {worst:?}");
     }
 }
 
 #[path = "dense.rs"]
 mod dense;
+#[path = "near_budget.rs"]
+mod near_budget;
