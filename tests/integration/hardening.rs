@@ -217,8 +217,21 @@ async fn sdk_retries_of_committed_writes_succeed_once() {
     assert_eq!(cancelled.status, 200, "cancel: {:?}", cancelled.body);
     assert_eq!(faults.pending(), 0);
 
-    // Each change applied exactly once: 15 + 5, then 3 taken and given back.
-    assert_eq!(stock_level(&t, product).await, 20);
+    // A status move is one conditional UpdateItem: its retry finds the
+    // order moved, reads it again and answers as the first attempt would.
+    let placed =
+        orders(&t.deps, SHARDS, place("bob", "second", json!({ "items": [{ "productId": product, "qty": 1 }] }))).await;
+    assert_eq!(placed.status, 201, "order: {:?}", placed.body);
+    let second = placed.body["orderId"].as_str().unwrap().to_owned();
+    lost("UpdateItem");
+    let confirm = req("PATCH /orders/{orderId}").path("orderId", &second).by(As::Admin);
+    let confirmed = orders(&t.deps, SHARDS, confirm.json(json!({ "status": "confirmed" }))).await;
+    assert_eq!((confirmed.status, &confirmed.body["status"]), (200, &json!("confirmed")), "{:?}", confirmed.body);
+    assert_eq!(faults.pending(), 0, "the fault was met");
+
+    // Each change applied exactly once: 15 + 5, then 3 taken and given
+    // back, then 1 taken by the confirmed order.
+    assert_eq!(stock_level(&t, product).await, 19);
     let mine = listings(
         &t.deps,
         req("GET /sellers/{sellerId}/listings").path("sellerId", "alice").by(As::User("alice")).query("limit", 100),

@@ -338,7 +338,8 @@ fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 } else {
                     (listing_decl, sold.clone(), kb.listing)
                 };
-                out.push(update(decl, &before, &change, size, true)?);
+                // A confirm is one item, written without a transaction.
+                out.push(update(decl, &before, &change, size, kind == Kind::CancelOrder)?);
             }
             out
         }
