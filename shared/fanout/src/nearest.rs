@@ -23,7 +23,8 @@
 //! crowded place answers a page without being read whole). A page resumes
 //! after the last item looked at (distance and id): cells wholly nearer
 //! are never queried again, and a crowded place the page looked at in part
-//! is read from where it was left ([`After::within`]).
+//! is read from where it was left ([`After::within`]). Once it has looked
+//! at an item a page keeps to its [`Budget`] (the contract's bound).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
