@@ -282,25 +282,19 @@ async fn move_order(
         return Err(ApiError::conflict(format!("order `{id}` cannot go from `{}` to `{next}`", order.status)));
     }
     let now = rfc3339(now_ms());
-    if next != OrderStatus::Cancelled {
+    let sent = if next == OrderStatus::Cancelled {
+        let mut tx = home.transaction();
+        for (name, change) in write::order::cancel_turned(&order, &now, attempt)? {
+            tx.update(name, &change)?;
+        }
+        tx.send().await
+    } else {
         // One item: a conditional write, not a transaction (which would
         // cost twice as much for nothing to keep atomic). A retry of one
         // that committed finds the status moved and reads again.
-        let change = write::order::move_status(&id, order.shard, order.status, next, &now)?;
-        return match home.update(&change).await {
-            Ok(_) => {
-                (order.status, order.updated_at) = (next, now);
-                Response::ok(&OrderAnswer::from(order)).map(Some)
-            }
-            Err(e) if e.is_conditional_check_failed() || e.is_transaction_conflict() => Ok(None),
-            Err(e) => Err(e.into()),
-        };
-    }
-    let mut tx = home.transaction();
-    for (name, change) in write::order::cancel_turned(&order, &now, attempt)? {
-        tx.update(name, &change)?;
-    }
-    match tx.send().await {
+        home.update(&write::order::move_status(&id, order.shard, order.status, next, &now)?).await.map(drop)
+    };
+    match sent {
         Ok(()) => {
             order.status = next;
             order.updated_at = now;
@@ -308,7 +302,7 @@ async fn move_order(
         }
         // Moved since it was read: read again (then a no-op, or a 409
         // naming the status it is in).
-        Err(e) if e.failed(write::order::ORDER) => Ok(None),
+        Err(e) if e.failed(write::order::ORDER) || e.is_conditional_check_failed() => Ok(None),
         Err(e) if !restocks(&e).is_empty() => {
             let products: Vec<String> = restocks(&e).iter().map(ToString::to_string).collect();
             Err(ApiError::conflict(format!(

@@ -10,26 +10,20 @@ use domain::geo::partition::partition;
 
 use super::{CellAnswer, CellAsk, CellAsker, Placed};
 
-/// Every item, in sort-key order, each of `item_bytes`.
+/// Every item, in sort-key order, each of [`CARD_BYTES`].
 pub struct InMemory<T> {
     items: Vec<(String, T)>,
-    item_bytes: usize,
 }
 
-/// An item's bytes unless told: a listing's card in the near index.
-const CARD_BYTES: usize = 360;
+/// An item's bytes: a listing's card in the near index.
+pub const CARD_BYTES: usize = 360;
 
 impl<T: Placed> InMemory<T> {
     /// The items, sorted by their sort keys.
     pub fn new(items: impl IntoIterator<Item = T>) -> Self {
         let mut items: Vec<(String, T)> = items.into_iter().map(|i| (i.sort_key(), i)).collect();
         items.sort_by(|a, b| a.0.cmp(&b.0));
-        InMemory { items, item_bytes: CARD_BYTES }
-    }
-
-    /// Each item of `bytes` (what a query of them costs).
-    pub fn of_bytes(self, bytes: usize) -> Self {
-        InMemory { item_bytes: bytes, ..self }
+        InMemory { items }
     }
 }
 
@@ -54,14 +48,14 @@ impl<T: Placed + Clone> CellAsker<T> for InMemory<T> {
                     .map(|(_, i)| i.clone())
                     .collect();
                 let more = items.len() == ask.limit;
-                let units = (items.len() * self.item_bytes).div_ceil(4096).max(1);
+                let units = (items.len() * CARD_BYTES).div_ceil(4096).max(1);
                 (ask, CellAnswer { items, more, units })
             })
             .collect())
     }
 
     fn item_bytes(&self) -> usize {
-        self.item_bytes
+        CARD_BYTES
     }
 
     /// Exactly: whether any item is in that partition.

@@ -15,11 +15,9 @@ use domain::geo::Location;
 use proptest::prelude::RngExt;
 use ulid::Ulid;
 
+use super::super::memory::CARD_BYTES;
 use super::super::*;
-use super::{brute, rng, It};
-
-/// A card's bytes, as the memory asker takes it.
-const CARD_BYTES: usize = 360;
+use super::{brute, rng, walk_where, It};
 
 struct Split {
     /// (sort key, item, in the old partition, in the new one)
@@ -77,18 +75,7 @@ impl CellAsker<It> for Split {
 }
 
 fn walk_split(m: &Split, at: Location, radius: f64, limit: usize, keep: &(dyn Fn(&It) -> bool + Sync)) -> Vec<Ulid> {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let (mut got, mut after) = (Vec::new(), None);
-    for _ in 0..5_000 {
-        let (items, next, _) =
-            runtime.block_on(page_where(at, radius, limit, after, keep, m, Budget::page(limit))).unwrap();
-        got.extend(items.iter().map(|f| f.item.id));
-        match next {
-            Some(n) => after = Some(n),
-            None => return got,
-        }
-    }
-    panic!("the walk ends");
+    walk_where(m, (at, radius, limit), keep, Budget::page(limit), |_, _, _| {})
 }
 
 #[test]

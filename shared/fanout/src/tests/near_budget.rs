@@ -11,7 +11,7 @@ use proptest::prelude::RngExt;
 use ulid::Ulid;
 
 use super::super::*;
-use super::{brute, memory, rng, It, Memory};
+use super::{brute, memory, rng, walk_where, It, Memory};
 
 /// An item's bytes.
 type Bytes = dyn Fn(&It) -> usize;
@@ -52,18 +52,9 @@ fn walk(
     keep: &(dyn Fn(&It) -> bool + Sync),
     b: Budget,
 ) -> Vec<Ulid> {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let (mut got, mut after) = (Vec::new(), None);
-    for _ in 0..20_000 {
-        let (items, next, cost) = runtime.block_on(page_where(at, radius, limit, after, keep, m, b)).unwrap();
-        assert!(items.len() == limit || next.is_none() || cost.stopped_early, "short, not stopped early: {cost:?}");
-        got.extend(items.iter().map(|f| f.item.id));
-        match next {
-            Some(n) => after = Some(n),
-            None => return got,
-        }
-    }
-    panic!("the walk does not end");
+    walk_where(m, (at, radius, limit), keep, b, |len, next, cost| {
+        assert!(len == limit || !next || cost.stopped_early, "short, not stopped early: {cost:?}");
+    })
 }
 
 #[test]

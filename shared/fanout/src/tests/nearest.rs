@@ -65,6 +65,29 @@ fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)
     }
 }
 
+/// The ids of every page of a walk of [`page_where`] within `budget`, each
+/// page's length, whether it has a next and its cost given to `each`.
+fn walk_where<A: CellAsker<It, Error = Infallible>>(
+    m: &A,
+    (at, radius, limit): (Location, f64, usize),
+    keep: &(dyn Fn(&It) -> bool + Sync),
+    budget: Budget,
+    mut each: impl FnMut(usize, bool, &Cost),
+) -> Vec<Ulid> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let (mut got, mut after) = (Vec::new(), None);
+    for _ in 0..20_000 {
+        let (items, next, cost) = runtime.block_on(page_where(at, radius, limit, after, keep, m, budget)).unwrap();
+        each(items.len(), next.is_some(), &cost);
+        got.extend(items.iter().map(|f| f.item.id));
+        match next {
+            Some(n) => after = Some(n),
+            None => return got,
+        }
+    }
+    panic!("the walk does not end");
+}
+
 /// The larger of each of two pages' costs.
 fn worse(a: Cost, b: Cost) -> Cost {
     Cost {
