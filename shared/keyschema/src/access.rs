@@ -117,7 +117,8 @@ fn with_details<E, D>(
     Ok(DetailsQuery::new(KeyQuery { index: Index::Table, pk, sk: SortKey::BeginsWith(prefix), newest_first: false }))
 }
 
-/// Catalog AP3: a product with its details (its description).
+/// Catalog AP3: a product with its details (its description); catalog
+/// AP4-5 reads it again after a stock change.
 /// `pk = PRODUCT#<productId> AND begins_with(sk, #)`.
 pub fn product_with_details(
     id: &ProductId,
@@ -175,7 +176,7 @@ pub fn category_listings(
     typed(shard_newest_first(EntityType::Listing, &listing::BROWSE, &partition, "listingId", range))
 }
 
-/// Beyond the seeds: one shard of a category's active listings by price,
+/// Beyond AP2 (beyond the seeds): one shard of a category's active listings by price,
 /// cheapest first (sparse GSI3, price in zero-padded cents, write-sharded
 /// as `browse`), from `(cents, id)` to `(cents, id)`, both inclusive; the
 /// reader fans out and merges by price, then id.
@@ -200,7 +201,7 @@ pub fn listings_by_price(
     )
 }
 
-/// Beyond the seeds: the active listings of one geohash cell (a prefix
+/// Beyond AP4 (beyond the seeds): the active listings of one geohash cell (a prefix
 /// within one partition: [`domain::geo::partition::partition`]; the
 /// partition of a cell holding dense cells holds none of theirs) in
 /// geohash order, after a
@@ -267,7 +268,7 @@ pub fn near_cells(dense: &str) -> Result<EntityQuery<records::NearCell>, SchemaE
     typed(Ok(crate::entities::near_cell::ENTITY.query(&[("dense", v(dense))])?))
 }
 
-/// Beyond the seeds: the active listings posted under a search term (an
+/// Beyond AP5 (beyond the seeds): the active listings posted under a search term (an
 /// indexed word of the title, or `<3 characters>*`), newest first; the
 /// reader reads the rarest list of a query and filters (`fanout::search`).
 /// `pk = SEARCH#<term> AND begins_with(sk, LISTING#)`, descending.
@@ -275,7 +276,7 @@ pub fn postings(term: &str) -> Result<EntityQuery<records::Posting>, SchemaError
     typed(Ok(crate::entities::posting::ENTITY.query(&[("term", v(term))])?.newest_first()))
 }
 
-/// Beyond the seeds: a user's favorite listings, newest first.
+/// Beyond AP1 (beyond the seeds): a user's favorite listings, newest first.
 /// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
 pub fn favorites_of(user: &UserId) -> Result<EntityQuery<model::Favorite>, SchemaError> {
     typed(Ok(query(EntityType::Favorite, &favorite::NEWEST.key, &[("userId", v(user))])?.newest_first()))
@@ -313,7 +314,7 @@ pub fn order_items(id: &OrderId) -> Result<EntityQuery<model::OrderItem>, Schema
     typed(order_item::ENTITY.query(&[("orderId", v(id))]))
 }
 
-/// Beyond the seeds: the messages of an order, oldest first.
+/// Beyond AP3 (beyond the seeds): the messages of an order, oldest first.
 /// `pk = ORDER#<orderId> AND begins_with(sk, MESSAGE#)`.
 pub fn order_messages(id: &OrderId) -> Result<EntityQuery<model::OrderMessage>, SchemaError> {
     typed(order_message::ENTITY.query(&[("orderId", v(id))]))

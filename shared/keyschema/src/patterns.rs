@@ -1,21 +1,19 @@
-//! The registry of access patterns ([`PATTERNS`]), the one list the docs
-//! (docs/key-schema.md), the explorer and the key tests derive from: each
-//! pattern's name in the seeds, what it answers, its route, and the
-//! request it sends, built by the pattern's own function
-//! ([`crate::access`]) from sample ids that the docs show as placeholders
-//! ([`samples`]). The capacity tests (tests/integration/capacity.rs) and
-//! the capacity model's request kinds (tools/capacity) keep lists of their
-//! own, checked against this one. Tests fail on a duplicate id, a route
-//! the contract does not have, a sample left in a rendering, or a pattern
-//! without a budget in the capacity tests.
+//! The registry of the API's operations ([`registry`]): every access
+//! pattern of the seeds (a read, [`PATTERNS`]) and every write
+//! ([`WRITES`]), each declared once with a typed name ([`Op`]), its id in
+//! the seeds, its short name, what it answers or does, its route and the
+//! requests it sends; a read also with the request it sends, built by the
+//! pattern's own function ([`crate::access`]) from sample ids that the docs
+//! show as placeholders ([`samples`]). What lists the operations derives
+//! from it: docs/key-schema.md, the explorer, the key tests, the capacity
+//! tests (tests/integration/capacity.rs: a budget per `Op`, an exhaustive
+//! `match`) and the capacity model's request kinds (tools/capacity: the
+//! mix names operations by [`Op::name`], and prices each by an exhaustive
+//! `match`). Tests fail on a duplicate id or name, a route the contract
+//! does not have, or a sample left in a rendering.
 
-use domain::ids::{ListingId, OrderId};
-use domain::values::{ListingStatus, OrderStatus};
-
-use crate::access::*;
 use crate::decl::SchemaError;
 use crate::key::Key;
-use crate::keys;
 use crate::query::KeyQuery;
 use crate::table::{EntityType, Index};
 
@@ -47,13 +45,20 @@ impl Request {
     }
 }
 
+mod registry;
 pub mod samples;
 
-/// One access pattern as documented.
+pub use registry::{Op, PATTERNS, WRITES};
+
+/// One access pattern (a read) as documented.
 #[derive(Clone, Copy, Debug)]
 pub struct Pattern {
+    /// Its typed name.
+    pub op: Op,
     /// Which design and number, for example `catalog AP6`.
     pub id: &'static str,
+    /// Its short name, for example `products by brand` (the capacity mix's).
+    pub name: &'static str,
     /// What it answers.
     pub what: &'static str,
     /// The requests it sends, as the docs show them: `GetItem`, `Query`,
@@ -79,277 +84,122 @@ impl Pattern {
     }
 }
 
-const fn p(
-    id: &'static str,
-    what: &'static str,
-    operation: &'static str,
-    entity: EntityType,
-    request: fn() -> Result<Request, SchemaError>,
-    route: &'static str,
-) -> Pattern {
-    Pattern { id, what, operation, entity, request, route }
+/// One write as documented.
+#[derive(Clone, Copy, Debug)]
+pub struct Write {
+    /// Its typed name.
+    pub op: Op,
+    /// Its name, for example `create listing` (the capacity mix's).
+    pub name: &'static str,
+    /// What it does.
+    pub what: &'static str,
+    /// The requests it sends, as the docs show them.
+    pub operation: &'static str,
+    /// The entity it writes.
+    pub entity: EntityType,
+    /// The HTTP route serving it.
+    pub route: &'static str,
 }
 
-use samples::{brand as sb, category as sc, email as se, ulid as su, user as suser};
-use Request::{Get, Query};
+impl Op {
+    /// Its short name (a write's name): what the capacity mix calls it.
+    pub fn name(self) -> &'static str {
+        match (PATTERNS.iter().find(|p| p.op == self), WRITES.iter().find(|w| w.op == self)) {
+            (Some(p), _) => p.name,
+            (_, Some(w)) => w.name,
+            (None, None) => "",
+        }
+    }
 
-/// Every access pattern, for the generated docs.
-pub const PATTERNS: &[Pattern] = &[
-    p("catalog AP1", "all brands", "Query", EntityType::Brand, || Ok(Query(brands()?.into_query())), "GET /brands"),
-    p(
-        "catalog AP2",
-        "all categories",
-        "Query",
-        EntityType::Category,
-        || Ok(Query(categories()?.into_query())),
-        "GET /categories",
-    ),
-    p(
-        "catalog AP3",
-        "product by id, with its description",
-        "Query",
-        EntityType::Product,
-        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?.into_query())),
-        "GET /products/{productId}",
-    ),
-    p(
-        "catalog AP4-5",
-        "change stock (never below zero)",
-        "TransactWriteItems (token) + Query",
-        EntityType::Product,
-        || Ok(Query(product_with_details(&domain::ids::ProductId::from_ulid(su("P")))?.into_query())),
-        "POST /products/{productId}/stock",
-    ),
-    p(
-        "catalog AP6",
-        "products of a brand",
-        "Query",
-        EntityType::Product,
-        || Ok(Query(products_by_brand(&sb())?.into_query())),
-        "GET /brands/{brandId}/products",
-    ),
-    p(
-        "catalog AP7",
-        "products of a brand in a category",
-        "Query",
-        EntityType::Product,
-        || Ok(Query(products_by_brand_and_category(&sb(), &sc())?.into_query())),
-        "GET /brands/{brandId}/products?categoryId=",
-    ),
-    p(
-        "catalog AP8",
-        "products of a category",
-        "Query",
-        EntityType::Product,
-        || Ok(Query(products_by_category(&sc())?.into_query())),
-        "GET /categories/{categoryId}/products",
-    ),
-    p(
-        "catalog AP9",
-        "products of a category by a brand",
-        "Query",
-        EntityType::Product,
-        || Ok(Query(products_by_category_and_brand(&sc(), &sb())?.into_query())),
-        "GET /categories/{categoryId}/products?brandId=",
-    ),
-    p(
-        "marketplace AP1",
-        "user by id",
-        "GetItem",
-        EntityType::User,
-        || Ok(Get(keys::user(&suser("user"))?.into())),
-        "GET /users/{userId}",
-    ),
-    p(
-        "marketplace AP2",
-        "user by email (admin)",
-        "Query",
-        EntityType::User,
-        || Ok(Query(user_by_email(&se())?.into_query())),
-        "GET /users?email=",
-    ),
-    p(
-        "marketplace AP3",
-        "listing by id, with its description",
-        "Query",
-        EntityType::Listing,
-        || Ok(Query(listing_with_details(&domain::ids::ListingId::from_ulid(su("K")))?.into_query())),
-        "GET /listings/{listingId}",
-    ),
-    p(
-        "marketplace AP4",
-        "a seller's listings, any status",
-        "Query",
-        EntityType::Listing,
-        || Ok(Query(seller_listings(&suser("seller"), None)?.into_query())),
-        "GET /sellers/{sellerId}/listings",
-    ),
-    p(
-        "marketplace AP5",
-        "a seller's active listings",
-        "Query",
-        EntityType::Listing,
-        || Ok(Query(seller_listings(&suser("seller"), Some(ListingStatus::Active))?.into_query())),
-        "GET /sellers/{sellerId}/listings/active",
-    ),
-    p(
-        "marketplace AP6",
-        "active listings of a category, newest first",
-        "Query x shards",
-        EntityType::Listing,
-        || {
-            Ok(Query(
-                category_listings(&sc(), 7, Some((ListingId::from_ulid(su("A")), ListingId::from_ulid(su("H")))))?
-                    .into_query(),
-            ))
-        },
-        "GET /categories/{categoryId}/listings",
-    ),
-    p(
-        "beyond AP1",
-        "a user's favorite listings, newest first",
-        "Query",
-        EntityType::Favorite,
-        || Ok(Query(favorites_of(&suser("user"))?.into_query())),
-        "GET /users/me/favorites",
-    ),
-    p(
-        "beyond AP2",
-        "active listings of a category by price, cheapest first",
-        "Query x shards",
-        EntityType::Listing,
-        || {
-            Ok(Query(
-                listings_by_price(
-                    &sc(),
-                    7,
-                    (1200, ListingId::from_ulid(su("A"))),
-                    (3400, ListingId::from_ulid(su("H"))),
-                )?
-                .into_query(),
-            ))
-        },
-        "GET /categories/{categoryId}/listings?sort=price&minPrice=&maxPrice=",
-    ),
-    p(
-        "beyond AP4",
-        "active listings near a point, nearest first",
-        "Query x cells (of GSI5, the cards)",
-        EntityType::Listing,
-        || Ok(Query(listings_near("u4pru", None, None)?.into_query())),
-        "GET /listings/near?lat=&lon=&radiusKm=",
-    ),
-    p(
-        "beyond AP5",
-        "active listings whose title holds words, newest first",
-        "Query x lists + BatchGetItem",
-        EntityType::Posting,
-        || Ok(Query(postings(&samples::term())?.into_query())),
-        "GET /search/listings?q=",
-    ),
-    p(
-        "marketplace AP7, e-commerce AP1",
-        "order by id",
-        "GetItem",
-        EntityType::Order,
-        || Ok(Get(keys::order(&OrderId::from_ulid(su("R")))?.into())),
-        "GET /orders/{orderId}",
-    ),
-    p(
-        "marketplace AP8, e-commerce AP2",
-        "a buyer's orders, newest first",
-        "Query",
-        EntityType::Order,
-        || Ok(Query(buyer_orders(&suser("buyer"))?.into_query())),
-        "GET /buyers/{buyerId}/orders",
-    ),
-    p(
-        "marketplace AP9",
-        "a seller's sales, newest first",
-        "Query",
-        EntityType::Order,
-        || Ok(Query(seller_orders(&suser("seller"))?.into_query())),
-        "GET /sellers/{sellerId}/orders",
-    ),
-    p(
-        "marketplace AP10",
-        "reviews about a user, newest first",
-        "Query",
-        EntityType::Review,
-        || Ok(Query(reviews_about(&suser("user"))?.into_query())),
-        "GET /users/{userId}/reviews",
-    ),
-    p(
-        "marketplace AP11",
-        "reviews written by a user, newest first",
-        "Query",
-        EntityType::Review,
-        || Ok(Query(reviews_by(&suser("author"))?.into_query())),
-        "GET /users/{userId}/reviews/written",
-    ),
-    p(
-        "beyond AP3",
-        "messages of an order, oldest first",
-        "Query",
-        EntityType::OrderMessage,
-        || Ok(Query(order_messages(&OrderId::from_ulid(su("R")))?.into_query())),
-        "GET /orders/{orderId}/messages",
-    ),
-    p(
-        "e-commerce AP3",
-        "orders by status, newest first",
-        "Query x shards",
-        EntityType::Order,
-        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?.into_query())),
-        "GET /orders?status=",
-    ),
-    p(
-        "e-commerce AP4",
-        "items of an order",
-        "Query",
-        EntityType::OrderItem,
-        || Ok(Query(order_items(&OrderId::from_ulid(su("R")))?.into_query())),
-        "GET /orders/{orderId}/items",
-    ),
-    p(
-        "e-commerce AP5",
-        "one item of an order",
-        "GetItem",
-        EntityType::OrderItem,
-        || Ok(Get(keys::order_item(&OrderId::from_ulid(su("R")), &su("E").to_string())?.into())),
-        "GET /orders/{orderId}/items/{itemId}",
-    ),
-    p(
-        "e-commerce AP6",
-        "customer profile",
-        "GetItem",
-        EntityType::User,
-        || Ok(Get(keys::user(&suser("user"))?.into())),
-        "GET /users/{userId}",
-    ),
-    p(
-        "e-commerce AP7",
-        "recent orders, all statuses",
-        "Query x statuses x shards",
-        EntityType::Order,
-        || Ok(Query(orders_by_status_shard(OrderStatus::Pending, 7, None)?.into_query())),
-        "GET /orders",
-    ),
-    p(
-        "e-commerce AP8",
-        "orders in a date range",
-        "Query x shards",
-        EntityType::Order,
-        || {
-            Ok(Query(
-                orders_by_status_shard(
-                    OrderStatus::Pending,
-                    7,
-                    Some((OrderId::from_ulid(su("A")), OrderId::from_ulid(su("H")))),
-                )?
-                .into_query(),
-            ))
-        },
-        "GET /orders?status=&from=&to=",
-    ),
-];
+    /// Its id in the seeds, or a write's name.
+    pub fn id(self) -> &'static str {
+        PATTERNS.iter().find(|p| p.op == self).map_or_else(|| self.name(), |p| p.id)
+    }
+
+    /// The HTTP route serving it.
+    pub fn route(self) -> &'static str {
+        match (PATTERNS.iter().find(|p| p.op == self), WRITES.iter().find(|w| w.op == self)) {
+            (Some(p), _) => p.route,
+            (_, Some(w)) => w.route,
+            (None, None) => "",
+        }
+    }
+
+    /// The read it is, if it is one.
+    pub fn pattern(self) -> Option<&'static Pattern> {
+        PATTERNS.iter().find(|p| p.op == self)
+    }
+
+    /// The operation of this short name or id.
+    pub fn named(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|op| op.name() == name || op.id() == name)
+    }
+}
+
+impl std::str::FromStr for Op {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Op, String> {
+        Op::named(s).ok_or_else(|| format!("`{s}` names no operation of the registry (keyschema::patterns)"))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Op {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Declares the registry: the operations' enum, [`Op::ALL`], and the
+/// reads' and writes' entries, from one list.
+macro_rules! declare_registry {
+    (
+        reads {
+            $($(#[$rdoc:meta])* $r:ident => (
+                $rid:expr, $rname:expr, $rwhat:expr, $rop:expr, $rent:expr, $rreq:expr, $rroute:expr $(,)?
+            ),)+
+        }
+        writes {
+            $($(#[$wdoc:meta])* $w:ident => ($wname:expr, $wwhat:expr, $wop:expr, $went:expr, $wroute:expr $(,)?),)+
+        }
+    ) => {
+        /// Every operation of the API, by a typed name: each access pattern
+        /// (a read) and each write. A new one does not compile until every
+        /// exhaustive `match` on it (the capacity tests' budget, the
+        /// capacity model's actions) says what it is.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Op {
+            $($(#[$rdoc])* $r,)+
+            $($(#[$wdoc])* $w,)+
+        }
+
+        impl Op {
+            /// Every operation, reads first, in the docs' order.
+            pub const ALL: &'static [Op] = &[$(Op::$r,)+ $(Op::$w,)+];
+        }
+
+        /// Every access pattern, for the generated docs.
+        pub const PATTERNS: &[Pattern] = &[$(Pattern {
+            op: Op::$r,
+            id: $rid,
+            name: $rname,
+            what: $rwhat,
+            operation: $rop,
+            entity: $rent,
+            request: $rreq,
+            route: $rroute,
+        },)+];
+
+        /// Every write.
+        pub const WRITES: &[Write] = &[$(Write {
+            op: Op::$w,
+            name: $wname,
+            what: $wwhat,
+            operation: $wop,
+            entity: $went,
+            route: $wroute,
+        },)+];
+    };
+}
+use declare_registry;

@@ -26,6 +26,7 @@
 //! 1000x (but `knownContended` above its floor), or the price passes the
 //! mix's `priceCeiling`. `--all` prints every partition.
 
+mod explain;
 mod fanout_reads;
 mod held;
 mod kinds;
@@ -189,7 +190,8 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
         let weight = rate / DRAWS as f64;
         for j in 0..DRAWS {
             let ids = ids_of(j, mix)?;
-            let actions = kind.actions(&ids, mix.item_kb, mix.page_items).map_err(|e| format!("{kind:?}: {e}"))?;
+            let actions = kinds::actions(*kind, &ids, mix.item_kb, mix.page_items)
+                .map_err(|e| format!("{}: {e}", kind.name()))?;
             for action in actions {
                 match action {
                     Action::Read { index, pk, items, kb, consistent, ttl, times } => {
@@ -284,6 +286,21 @@ fn main() {
     // work left in issue 20); any other crossing still fails.
     let allowed: Vec<String> = args.windows(2).filter(|w| w[0] == "--allow").map(|w| w[1].clone()).collect();
     let all = args.iter().any(|a| a == "--all");
+    // `--explain ["KIND" ...]`: every action of those kinds (all if none).
+    if let Some(i) = args.iter().position(|a| a == "--explain") {
+        let kinds: Result<Vec<kinds::Kind>, String> =
+            args[i + 1..].iter().take_while(|a| !a.starts_with("--")).map(|a| a.parse::<kinds::Kind>()).collect();
+        let shown = kinds.and_then(|kinds| {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+            let mix: Mix = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+            explain::report(&mix, &kinds)
+        });
+        if let Err(e) = shown {
+            eprintln!("capacity: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
     match run(&path, &allowed, all) {
         Ok(true) => {}
         Ok(false) => std::process::exit(1),
@@ -448,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_price_change_is_two_writes_in_its_price_shard_and_one_in_the_cards_index() {
-        let load = evaluate(&mix(r#"{"update listing price": 10}"#, 1.0, 1)).unwrap();
+        let load = evaluate(&mix(r#"{"update listing": 10}"#, 1.0, 1)).unwrap();
         let index = |name: &str| -> f64 { load.wcu.iter().filter(|((i, _), _)| i == name).map(|(_, w)| w).sum() };
         // The API's write rewrites GSI3's copy in place; the stream moves its
         // key (price in the sort key): the old entry deleted, the new put.

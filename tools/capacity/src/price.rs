@@ -74,7 +74,7 @@ pub fn report(mix: &Mix, load: &Load, batches_per_second: f64) -> Result<bool, S
     let price = of(load, total, batches_per_second);
     println!("{:<24} {:>9} {:>9} {:>14}", "price per request kind", "RRU/req", "WRU/req", "$ per million");
     for (kind, p) in by_kind(mix, batches_per_second)? {
-        println!("{:<24} {:>9.2} {:>9.2} {:>14.2}", format!("{kind:?}"), p.rru, p.wru, p.usd_per_million());
+        println!("{:<24} {:>9.2} {:>9.2} {:>14.2}", kind.name().to_owned(), p.rru, p.wru, p.usd_per_million());
     }
     let usd = price.usd_per_million();
     let low = floor(load, total, batches_per_second);

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use keyschema::decl::{EntityDecl, IndexDecl, Keeper};
 use keyschema::entities::ALL;
-use keyschema::patterns::PATTERNS;
+use keyschema::patterns::{PATTERNS, WRITES};
 use keyschema::table::{Index, Projection, ENTITY_TYPE, STREAM_VIEW, TTL};
 
 /// Where the document is kept, from the workspace root.
@@ -54,6 +54,13 @@ pub fn markdown() -> String {
             (Err(e), _) | (_, Err(e)) => ("?".to_owned(), format!("error: {e}")),
         };
         let _ = writeln!(w, "| {} | {} | `{}` | {} | {index} | `{condition}` |", p.id, p.what, p.route, p.operation);
+    }
+    let _ = writeln!(w, "\n## Writes\n");
+    let _ = writeln!(w, "Each is its route's requests; the keys each item write sets, moves or removes derive from the entities above (`keyschema::write`).\n");
+    let _ = writeln!(w, "| write | what | route | requests | entity |");
+    let _ = writeln!(w, "|---|---|---|---|---|");
+    for x in WRITES {
+        let _ = writeln!(w, "| {} | {} | `{}` | {} | {:?} |", x.name, x.what, x.route, x.operation, x.entity);
     }
     out
 }

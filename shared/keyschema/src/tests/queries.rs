@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::records::any_record;
 use crate::entities;
-use crate::patterns::{Request, PATTERNS};
+use crate::patterns::{Op, Request, PATTERNS, WRITES};
 use crate::query::KeyQuery;
 use crate::table::EntityType;
 
@@ -23,18 +23,26 @@ fn queries() -> Vec<(&'static str, KeyQuery, EntityType)> {
 }
 
 #[test]
-fn pattern_ids_are_unique_and_routes_are_the_contracts() {
+fn ids_and_names_are_unique_and_routes_are_the_contracts() {
     let openapi = include_str!("../../../../openapi.yaml");
     let mut seen = std::collections::BTreeSet::new();
-    for p in PATTERNS {
-        assert!(seen.insert(p.id), "{} is declared twice", p.id);
-        let (method, path) = p.route.split_once(' ').unwrap();
+    for op in Op::ALL {
+        assert!(seen.insert(op.id()), "{} is declared twice", op.id());
+        assert!(op.name() == op.id() || seen.insert(op.name()), "{}: its name {} is taken", op.id(), op.name());
+        assert_eq!(Op::named(op.name()), Some(*op), "{op:?}");
+        assert_eq!(op.id().parse::<Op>(), Ok(*op), "{op:?}");
+        let route = op.route();
+        let (method, path) = route.split_once(' ').unwrap();
         let path = path.split('?').next().unwrap();
-        let at = openapi.find(&format!("\n  {path}:\n")).unwrap_or_else(|| panic!("{}: no path {path}", p.id));
+        let at = openapi.find(&format!("\n  {path}:\n")).unwrap_or_else(|| panic!("{}: no path {path}", op.id()));
         let next = openapi[at + 1..].find("\n  /").map_or(openapi.len(), |n| at + 1 + n);
         let method = format!("\n    {}:", method.to_lowercase());
-        assert!(openapi[at..next].contains(&method), "{}: openapi.yaml has no {method} {path}", p.id);
+        assert!(openapi[at..next].contains(&method), "{}: openapi.yaml has no {method} {path}", op.id());
     }
+    // Each operation is one entry, a read or a write.
+    assert_eq!(PATTERNS.len() + WRITES.len(), Op::ALL.len());
+    assert!(Op::ALL.iter().all(|op| op.pattern().is_some() != WRITES.iter().any(|w| w.op == *op)));
+    assert!("browse categories".parse::<Op>().is_err());
 }
 
 /// Every pattern renders from its own request: no sample id is left in its
