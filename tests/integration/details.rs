@@ -154,9 +154,9 @@ async fn a_product_s_description_is_an_item_beside_it_read_in_one_query() {
     let list = catalog(&t.deps, req("GET /brands/{brandId}/products").path("brandId", "acme")).await;
     let card: &Value = list.items().iter().find(|p| p["productId"] == json!(id)).expect("in the brand's list");
     assert_eq!(
-        (card.get("description"), &card["stockLevel"]),
-        (None, &json!(5)),
-        "a list answers no description: {card}"
+        (card.get("description"), card.get("stockLevel")),
+        (None, None),
+        "a list answers no description and no stock (the product page does): {card}"
     );
 }
 

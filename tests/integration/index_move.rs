@@ -19,7 +19,7 @@ use domain::geo::Location;
 use integration_tests::hostile::{listing_body, Hostile};
 use integration_tests::{listings, req, walk_pages, Reply, TestTable};
 use keyschema::Index;
-use store::table::{change_index, index_status, IndexChange};
+use store::table::{change_index, IndexChange};
 
 const SELLER: &str = "mover";
 
@@ -71,20 +71,6 @@ async fn add(h: &mut Hostile<'_>, placed: &mut Vec<(String, Location)>, n: usize
     want.into_iter().map(|(_, id)| id.clone()).collect()
 }
 
-/// Waits until the table's indexes are `want` (names, all ACTIVE).
-async fn settle(t: &TestTable, want: &[&str]) {
-    for _ in 0..300 {
-        let now = index_status(t.deps.store.client(), t.deps.store.table()).await.unwrap();
-        let mut names: Vec<&str> = now.iter().filter(|(_, s)| s == "ACTIVE").map(|(n, _)| n.as_str()).collect();
-        names.sort_unstable();
-        if names == want && now.len() == want.len() {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("indexes never became {want:?}");
-}
-
 #[tokio::test]
 async fn near_moves_from_gsi4_to_gsi5_one_index_a_deploy() {
     // 0. The release before the move: GSI1-4.
@@ -101,7 +87,7 @@ async fn near_moves_from_gsi4_to_gsi5_one_index_a_deploy() {
     // listings are written.
     change_index(client, table, IndexChange::Create(Index::Gsi5)).await.unwrap();
     add(&mut h, &mut placed, 15).await;
-    settle(&t, &["GSI1", "GSI2", "GSI3", "GSI4", "GSI5"]).await;
+    t.settle_indexes(&[Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4, Index::Gsi5]).await;
 
     // 2. Deploy 2 moved the reads: the walk from the cards alone, the
     // listings written before GSI5 and while it filled included.
@@ -111,7 +97,7 @@ async fn near_moves_from_gsi4_to_gsi5_one_index_a_deploy() {
 
     // 3. Deploy 3 deletes GSI4; writes and reads go on without it.
     change_index(client, table, IndexChange::Delete(Index::Gsi4)).await.unwrap();
-    settle(&t, &["GSI1", "GSI2", "GSI3", "GSI5"]).await;
+    t.settle_indexes(&[Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5]).await;
     let want = add(&mut h, &mut placed, 15).await;
     assert_eq!(placed.len(), 90);
     assert_eq!(walk(&t).await, (want, false), "after: GSI5 alone");

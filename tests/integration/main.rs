@@ -6,6 +6,7 @@ mod bounds;
 mod bounds_orders;
 mod budget;
 mod capacity;
+mod card_index_move;
 mod catalog;
 mod category_ratings;
 mod dense_cells;

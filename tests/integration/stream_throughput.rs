@@ -99,7 +99,7 @@ fn kept(items: &[Item]) -> BTreeMap<Kept, String> {
         match entity(item).as_deref() {
             Some("Listing") => {
                 let listing: Listing = serde_dynamo::from_item(item.clone()).unwrap();
-                let keys = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
+                let keys = [Index::Gsi7.pk(), Index::Gsi7.sk(), Index::Gsi8.pk(), Index::Gsi8.sk()].map(|a| s(item, a));
                 out.insert(Kept::Keys(listing.listing_id.to_string()), format!("{keys:?}"));
                 out.insert(Kept::FavoriteCount(listing.listing_id.to_string()), listing.favorite_count.to_string());
             }
@@ -157,7 +157,7 @@ fn assert_exact(items: &[Item]) {
                 }
                 listings_seen += 1;
                 let keys = keyschema::entities::listing::ENTITY.item_keys(&store::item::attrs(item)).unwrap();
-                let (gsi2, gsi3) = (keys.on(Index::Gsi2).cloned(), keys.on(Index::Gsi3).cloned());
+                let (gsi2, gsi3) = (keys.on(Index::Gsi7).cloned(), keys.on(Index::Gsi8).cloned());
                 let want = match l.status {
                     ListingStatus::Active => {
                         let (gsi2, gsi3) = (gsi2.unwrap(), gsi3.unwrap());
@@ -165,7 +165,7 @@ fn assert_exact(items: &[Item]) {
                     }
                     _ => [None, None, None, None],
                 };
-                let have = [Index::Gsi2.pk(), Index::Gsi2.sk(), Index::Gsi3.pk(), Index::Gsi3.sk()].map(|a| s(item, a));
+                let have = [Index::Gsi7.pk(), Index::Gsi7.sk(), Index::Gsi8.pk(), Index::Gsi8.sk()].map(|a| s(item, a));
                 assert_eq!(have, want, "browse keys of {} ({:?})", l.listing_id, l.status);
                 let want = favorites.get(&l.listing_id.to_string()).copied().unwrap_or(0);
                 assert_eq!(l.favorite_count, want, "favoriteCount of {}", l.listing_id);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use keyschema::table::{Index, STREAM_VIEW, TTL};
+use keyschema::table::{card_move, Index, STREAM_VIEW, TTL};
 use local_stack::template::Template;
 use serde_norway::Value;
 
@@ -24,8 +24,58 @@ fn key_schema(v: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The table's GSIs and those moving to GSI6-8 (`card_move`).
+const ALL_GSIS: [Index; 7] =
+    [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5, Index::Gsi6, Index::Gsi7, Index::Gsi8];
+
 fn pair(index: Index) -> Vec<(String, String)> {
     vec![(index.pk().to_owned(), "HASH".to_owned()), (index.sk().to_owned(), "RANGE".to_owned())]
+}
+
+/// A value's CloudFormation function (`If`, `Equals`, ...: its tag) and
+/// arguments, if it is one.
+fn tagged(v: &Value) -> Option<(String, &Value)> {
+    match v {
+        Value::Tagged(t) => Some((t.tag.to_string().trim_start_matches('!').to_owned(), &t.value)),
+        _ => None,
+    }
+}
+
+/// A condition of the template's `Conditions`, evaluated with the
+/// parameter `CardIndexMove` at `step` (the functions the move's use).
+fn holds(t: &Template, condition: &Value, step: u8) -> bool {
+    let args = |v: &Value| v.as_sequence().cloned().unwrap_or_default();
+    match tagged(condition).as_ref().map(|(f, v)| (f.as_str(), *v)) {
+        Some(("Condition", name)) => holds(t, &t.doc["Conditions"][name.as_str().unwrap()], step),
+        Some(("Not", v)) => !holds(t, &args(v)[0], step),
+        Some(("Or", v)) => args(v).iter().any(|c| holds(t, c, step)),
+        Some(("And", v)) => args(v).iter().all(|c| holds(t, c, step)),
+        Some(("Equals", v)) => {
+            let side = |x: &Value| match tagged(x).as_ref().map(|(f, v)| (f.as_str(), *v)) {
+                Some(("Ref", p)) if p.as_str() == Some("CardIndexMove") => step.to_string(),
+                _ => x.as_str().map(str::to_owned).unwrap_or_else(|| serde_norway::to_string(x).unwrap()),
+            };
+            let v = args(v);
+            side(&v[0]) == side(&v[1])
+        }
+        other => panic!("a condition the move does not use: {other:?}"),
+    }
+}
+
+/// An `!If [condition, value, !Ref AWS::NoValue]` resolved at `step`.
+fn resolved<'a>(t: &Template, v: &'a Value, step: u8) -> Option<&'a Value> {
+    match tagged(v).as_ref().map(|(f, v)| (f.as_str(), *v)) {
+        Some(("If", args)) => {
+            let args = args.as_sequence().unwrap();
+            let chosen =
+                if holds(t, &t.doc["Conditions"][args[0].as_str().unwrap()], step) { &args[1] } else { &args[2] };
+            match tagged(chosen).as_ref().map(|(f, v)| (f.as_str(), *v)) {
+                Some(("Ref", r)) if r.as_str() == Some("AWS::NoValue") => None,
+                _ => Some(chosen),
+            }
+        }
+        _ => Some(v),
+    }
 }
 
 #[test]
@@ -39,22 +89,64 @@ fn table_matches_the_key_schema() {
     let expected: BTreeSet<_> = Index::all_key_attributes().map(|a| (a.to_owned(), "S".to_owned())).collect();
     assert_eq!(attrs, expected);
     assert_eq!(key_schema(&table["KeySchema"]), pair(Index::Table));
-    let gsis = strs(table, &["GlobalSecondaryIndexes"]);
-    assert_eq!(gsis.len(), Index::GSIS.len());
-    for (gsi, index) in gsis.iter().zip(Index::GSIS) {
-        assert_eq!(gsi["IndexName"].as_str(), index.name());
-        assert_eq!(key_schema(&gsi["KeySchema"]), pair(index));
-        let projection = index.projection();
-        assert_eq!(gsi["Projection"]["ProjectionType"].as_str(), Some(projection.kind()), "{index}");
-        let attrs: Vec<&str> = gsi["Projection"]["NonKeyAttributes"]
-            .as_sequence()
-            .map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_str()).collect());
-        assert_eq!(attrs, projection.attributes(), "{index}");
-    }
     assert_eq!(table["StreamSpecification"]["StreamViewType"].as_str(), Some(STREAM_VIEW));
     assert_eq!(table["TimeToLiveSpecification"]["AttributeName"].as_str(), Some(TTL));
     assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
     assert_eq!(table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"].as_bool(), Some(true));
+}
+
+/// The GSIs of each step of the move of GSI1-3 to GSI6-8 (the template's
+/// `CardIndexMove`) are `card_move::indexes_at` that step, each as its
+/// declaration (keys, projection); one step changes one index or the
+/// reads (`LIST_INDEX_READS`), and the default is the last, whose indexes
+/// are the table's (`Index::GSIS`). At most 5 GSIs once moved.
+#[test]
+fn every_step_of_the_index_move_is_one_change() {
+    let t = Template::project().unwrap();
+    let table = t.properties("Table").expect("a Table resource");
+    let reads = &t.doc["Globals"]["Function"]["Environment"]["Variables"]["LIST_INDEX_READS"];
+    let by_name = |name: &str| {
+        Index::ALL.into_iter().chain([Index::Gsi1, Index::Gsi2, Index::Gsi3]).find(|i| i.name() == Some(name))
+    };
+    let mut before: Option<(Vec<Index>, bool)> = None;
+    for step in 0..=card_move::LAST {
+        let gsis: Vec<&Value> =
+            strs(table, &["GlobalSecondaryIndexes"]).into_iter().filter_map(|g| resolved(&t, g, step)).collect();
+        let mut indexes = Vec::new();
+        for gsi in gsis {
+            let name = gsi["IndexName"].as_str().unwrap();
+            let index = by_name(name).unwrap_or_else(|| panic!("{name}: not declared"));
+            assert_eq!(key_schema(&gsi["KeySchema"]), pair(index), "{name}");
+            let projection = index.projection();
+            assert_eq!(gsi["Projection"]["ProjectionType"].as_str(), Some(projection.kind()), "{index}");
+            let attrs: Vec<&str> = gsi["Projection"]["NonKeyAttributes"]
+                .as_sequence()
+                .map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_str()).collect());
+            assert_eq!(attrs, projection.attributes(), "{index}");
+            indexes.push(index);
+        }
+        indexes.sort();
+        assert_eq!(indexes, card_move::indexes_at(step), "step {step}");
+        let cards = resolved(&t, reads, step).and_then(Value::as_str) == Some("GSI6-8");
+        assert_eq!(cards, card_move::reads_cards(step), "step {step}: LIST_INDEX_READS");
+        if let Some((was, read_cards)) = &before {
+            let changed = was.iter().filter(|i| !indexes.contains(i)).count()
+                + indexes.iter().filter(|i| !was.contains(i)).count();
+            assert_eq!(changed + usize::from(*read_cards != cards), 1, "step {step}: one change");
+            // Reads never go to an index that does not exist at that step.
+            assert!(indexes.contains(&if cards { Index::Gsi6 } else { Index::Gsi1 }), "step {step}");
+        }
+        before = Some((indexes, cards));
+    }
+    let last: Vec<Index> = {
+        let mut g = Index::GSIS.to_vec();
+        g.sort();
+        g
+    };
+    assert_eq!(card_move::indexes_at(card_move::LAST), last);
+    assert!(last.len() <= 5);
+    let default = t.doc["Parameters"]["CardIndexMove"]["Default"].as_str();
+    assert_eq!(default, Some(card_move::LAST.to_string().as_str()));
 }
 
 #[test]
@@ -141,8 +233,9 @@ fn policies_grant_only_used_indexes_and_no_scan() {
     let text = std::fs::read_to_string(local_stack::dynamodb_local::workspace_root().join("template.yaml")).unwrap();
     assert!(text.contains("the one\n            # place this project scans"), "the policy says why it scans");
     let indexes = serde_norway::to_string(&props["Policies"]).unwrap();
-    for index in Index::GSIS.iter().filter_map(|i| i.name()) {
-        assert_eq!(indexes.contains(&format!("/index/{index}")), index == "GSI3", "maintenance and {index}");
+    for index in ALL_GSIS.iter().filter_map(|i| i.name()) {
+        let wanted = index == "GSI8" || index == "GSI3";
+        assert_eq!(indexes.contains(&format!("/index/{index}")), wanted, "maintenance and {index}");
     }
 }
 
@@ -151,11 +244,12 @@ fn policies_grant_only_used_indexes_and_no_scan() {
 fn request_paths_never_scan() {
     let t = Template::project().unwrap();
     let expected: Vec<(&str, BTreeSet<&str>)> = vec![
-        ("CatalogFunction", ["GSI1", "GSI2"].into()),
-        ("UsersFunction", ["GSI1"].into()),
-        ("ListingsFunction", ["GSI1", "GSI2", "GSI3", "GSI5"].into()),
-        ("OrdersFunction", ["GSI1", "GSI2", "GSI3"].into()),
-        ("ReviewsFunction", ["GSI1"].into()),
+        // Each of GSI6-8 with the retired index beside it (CardIndexMove).
+        ("CatalogFunction", ["GSI6", "GSI7", "GSI1", "GSI2"].into()),
+        ("UsersFunction", ["GSI6", "GSI1"].into()),
+        ("ListingsFunction", ["GSI6", "GSI7", "GSI8", "GSI1", "GSI2", "GSI3", "GSI5"].into()),
+        ("OrdersFunction", ["GSI6", "GSI7", "GSI8", "GSI1", "GSI2", "GSI3"].into()),
+        ("ReviewsFunction", ["GSI6", "GSI1"].into()),
         ("StreamProcessorFunction", [].into()),
     ];
     for (function, indexes) in expected {
@@ -168,7 +262,7 @@ fn request_paths_never_scan() {
             assert!(!action.contains('*'), "{function} has a wildcard action: {action}");
         }
         assert!(!text.contains("dynamodb:Scan"), "{function} may Scan");
-        for index in Index::GSIS.iter().filter_map(|i| i.name()) {
+        for index in ALL_GSIS.iter().filter_map(|i| i.name()) {
             assert_eq!(text.contains(&format!("/index/{index}")), indexes.contains(index), "{function} and {index}");
         }
     }
@@ -242,7 +336,7 @@ fn cursor_secret_only_where_cursors_are_signed() {
 #[test]
 fn every_index_throttle_is_alarmed() {
     let text = std::fs::read_to_string(local_stack::dynamodb_local::workspace_root().join("template.yaml")).unwrap();
-    for index in Index::GSIS.iter().filter_map(|i| i.name()) {
+    for index in ALL_GSIS.iter().filter_map(|i| i.name()) {
         let dimension = format!("{{ Name: GlobalSecondaryIndexName, Value: {index} }}");
         assert_eq!(text.matches(&dimension).count(), 2, "{index}: its write and read throttles");
     }

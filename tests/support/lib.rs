@@ -106,6 +106,24 @@ impl TestTable {
         TestTable { deps: Deps { store: store::Store::new(client, name), ..full.deps.clone() }, log: full.log.clone() }
     }
 
+    /// Waits until the table's indexes are `want` (by name), all ACTIVE:
+    /// an index change of docs/operations.md's moves has settled.
+    pub async fn settle_indexes(&self, want: &[keyschema::Index]) {
+        let mut want: Vec<&str> = want.iter().filter_map(|i| i.name()).collect();
+        want.sort_unstable();
+        let (client, table) = (self.deps.store.client(), self.deps.store.table());
+        for _ in 0..300 {
+            let now = store::table::index_status(client, table).await.expect("the table's indexes");
+            let mut names: Vec<&str> = now.iter().filter(|(_, s)| s == "ACTIVE").map(|(n, _)| n.as_str()).collect();
+            names.sort_unstable();
+            if names == want && now.len() == want.len() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("indexes never became {want:?}");
+    }
+
     /// A fresh, empty table whose client also reports every request to
     /// `usages` (beside the request log) and carries `extra` (a fault
     /// injector, a meter) if given.

@@ -149,10 +149,9 @@ pub(crate) async fn change_stock(app: &Deps, req: Request) -> Result<Response, A
     let id: ProductId = req.path("productId")?;
     let StockChange { delta } = req.json()?;
     let max = Product::MAX_STOCK;
-    let change =
-        write::product::change_stock(&id, delta, &rfc3339(now_ms()))?.filter(|_| delta != 0).ok_or_else(|| {
-            ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
-        })?;
+    let change = write::product::change_stock(&id, delta)?.filter(|_| delta != 0).ok_or_else(|| {
+        ApiError::bad_request(format!("invalid body: `delta`: must be a non-zero integer within ±{max}"))
+    })?;
     let idempotency = Idempotency::of(&req, &caller.user_id, "stock", format!("{id} {delta}").as_bytes())?;
     let mut tx = app.store.at_primary()?.transaction();
     if let Some(idempotency) = &idempotency {
@@ -246,7 +245,6 @@ fn share_changes(
     shards: u16,
     total: u32,
 ) -> Result<Vec<(u16, Change)>, ApiError> {
-    let now = rfc3339(now_ms());
     let invalid = || ApiError::bad_request(format!("invalid body: `delta`: must be within ±{}", Product::MAX_STOCK));
     let mut parts: Vec<(u16, i64)> = Vec::new();
     match u32::try_from(delta) {
@@ -278,7 +276,7 @@ fn share_changes(
         .filter(|(_, part)| *part != 0)
         .map(|(shard, part)| {
             let cap = domain::stock::share_cap(shard, shards);
-            let change = write::product::change_share(id, shard, part, cap, &now)?.ok_or_else(invalid)?;
+            let change = write::product::change_share(id, shard, part, cap)?.ok_or_else(invalid)?;
             Ok((shard, change))
         })
         .collect()
@@ -347,7 +345,7 @@ pub(crate) async fn raise_stock_shards(app: &Deps, req: Request) -> Result<Respo
 }
 
 /// Catalog AP6 / AP7: a brand's products, optionally in one category.
-/// `Query GSI1 gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#[<categoryId>#PRODUCT#])`.
+/// `Query GSI6 gsi1pk = BRAND#<brandId>, begins_with(gsi1sk, CATEGORY#[<categoryId>#PRODUCT#])`.
 pub(crate) async fn brand_products(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let brand: BrandId = req.path("brandId")?;
     let page = req.page(&["categoryId"])?;
@@ -355,11 +353,11 @@ pub(crate) async fn brand_products(app: &Deps, req: Request) -> Result<Response,
         Some(category) => access::products_by_brand_and_category(&brand, &category)?,
         None => access::products_by_brand(&brand)?,
     };
-    app.list_as::<Product, _, ProductCard>(&query, &page).await
+    app.list::<ProductCard, _>(&query, &page).await
 }
 
 /// Catalog AP8 / AP9: a category's products, optionally of one brand.
-/// `Query GSI2 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, BRAND#[<brandId>#PRODUCT#])`.
+/// `Query GSI7 gsi2pk = CATEGORY#<categoryId>, begins_with(gsi2sk, BRAND#[<brandId>#PRODUCT#])`.
 pub(crate) async fn category_products(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let category: CategoryId = req.path("categoryId")?;
     let page = req.page(&["brandId"])?;
@@ -367,5 +365,5 @@ pub(crate) async fn category_products(app: &Deps, req: Request) -> Result<Respon
         Some(brand) => access::products_by_category_and_brand(&category, &brand)?,
         None => access::products_by_category(&category)?,
     };
-    app.list_as::<Product, _, ProductCard>(&query, &page).await
+    app.list::<ProductCard, _>(&query, &page).await
 }

@@ -1,6 +1,6 @@
 //! Marketplace AP6 and the price browse, over a category's write-sharded
-//! keys: `browse` (GSI2, `CATEGORY#<categoryId>#<shard>`, newest first) and
-//! `by_price` (GSI3, `PRICE#<categoryId>#<shard>`, cheapest first). A
+//! keys: `browse` (GSI7, `CATEGORY#<categoryId>#<shard>`, newest first) and
+//! `by_price` (GSI8, `PRICE#<categoryId>#<shard>`, cheapest first). A
 //! category has `listingShards` shards (1 unless it was created for heavy
 //! traffic, raised later; read through `api::cache`); each listing records
 //! its shard. A page is at most two rounds of queries over the shards,
@@ -213,13 +213,13 @@ async fn walk<V: View>(
 }
 
 /// Marketplace AP6: a category's active listings, newest first (public).
-/// `browse` (GSI2) holds a listing only while it is active.
-/// `Query GSI2 gsi2pk = CATEGORY#<categoryId>#<shard>, gsi2sk BETWEEN
+/// `browse` (GSI7) holds a listing only while it is active.
+/// `Query GSI7 gsi2pk = CATEGORY#<categoryId>#<shard>, gsi2sk BETWEEN
 /// LISTING#<low> AND LISTING#<high>`, descending, per shard.
 ///
 /// Beyond the seeds, `?sort=price[&minPrice=][&maxPrice=]`: cheapest first
-/// (ties oldest first), bounds inclusive, on the sparse GSI3 of active
-/// listings by price. `Query GSI3 gsi3pk = PRICE#<categoryId>#<shard>,
+/// (ties oldest first), bounds inclusive, on the sparse GSI8 of active
+/// listings by price. `Query GSI8 gsi3pk = PRICE#<categoryId>#<shard>,
 /// gsi3sk BETWEEN LISTING#<min>#<id> AND LISTING#<max>#<id>` per shard
 /// (prices in zero-padded cents).
 pub(crate) async fn category_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {

@@ -1,7 +1,7 @@
 //! Listings function: one-off items users sell (marketplace AP3-6). A
-//! listing's status is the prefix of its GSI1 sort key, so one index serves
+//! listing's status is the prefix of its GSI6 sort key, so one index serves
 //! "all my listings" and "my active listings" (the public storefront); its
-//! browse keys (GSI2 by age, GSI3 by price) are added and moved by the
+//! browse keys (GSI7 by age, GSI8 by price) are added and moved by the
 //! stream processor while it is active and removed by the write that takes
 //! it out of active (see the listing's declaration).
 
@@ -214,7 +214,7 @@ struct ListingChange {
 /// its seller, never once sold; then its details (the description, which
 /// no change touches) are read for the answer (`GetItem`, strongly
 /// consistent). A status change moves its keys with it
-/// (`write::listing::set_status`: the GSI1 sort key, and the GSI2 browse
+/// (`write::listing::set_status`: the GSI6 sort key, and the GSI7 browse
 /// keys dropped when it leaves `active`); a failed condition returns the old
 /// item, which tells 404, 403 and 409 apart.
 async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
@@ -266,7 +266,7 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
 /// Marketplace AP4 / AP5: a seller's listings, sorted by status then age.
 /// All statuses (or sold/removed ones) only for the seller or an admin;
 /// `?status=active` for any signed-in caller.
-/// `Query GSI1 gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#[<status>#])`.
+/// `Query GSI6 gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#[<status>#])`.
 async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
@@ -279,7 +279,7 @@ async fn seller_listings(app: &Deps, req: Request) -> Result<Response, ApiError>
 }
 
 /// Marketplace AP5, the public storefront: a seller's active listings, no
-/// token needed. `Query GSI1 gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#active#)`.
+/// token needed. `Query GSI6 gsi1pk = SELLER#<sellerId>, begins_with(gsi1sk, LISTING#active#)`.
 async fn storefront(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let seller: UserId = req.path("sellerId")?;
     let page = req.page(&[])?;

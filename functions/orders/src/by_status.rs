@@ -1,4 +1,4 @@
-//! The admin's views over the write-sharded status index (GSI3,
+//! The admin's views over the write-sharded status index (GSI8,
 //! `STATUS#<status>#<shard>` / `ORDER#<orderId>`): by status (e-commerce
 //! AP3), all statuses (AP7) and a date range (AP8, ULID bounds on the sort
 //! key). A page is at most two rounds of queries, planned by

@@ -20,7 +20,7 @@ use keyschema::write::order::CancelAction;
 use keyschema::{EntityQuery, SchemaError};
 use serde::Deserialize;
 
-/// Environment variable with the number of GSI3 status shards.
+/// Environment variable with the number of GSI8 status shards.
 pub use domain::shard::ORDER_SHARDS_VAR as SHARDS_VAR;
 
 /// The orders function's dependencies.
@@ -155,7 +155,7 @@ async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first (the
-/// buyer or an admin). `Query GSI1 gsi1pk = BUYER#<buyerId>`, descending.
+/// buyer or an admin). `Query GSI6 gsi1pk = BUYER#<buyerId>`, descending.
 async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let buyer: UserId = req.path("buyerId")?;
@@ -164,7 +164,7 @@ async fn buyer_orders(app: &App, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP9: a seller's sales, newest first (the seller or an
-/// admin). `Query GSI2 gsi2pk = SELLER#<sellerId>`, descending.
+/// admin). `Query GSI7 gsi2pk = SELLER#<sellerId>`, descending.
 async fn seller_orders(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let seller: UserId = req.path("sellerId")?;
@@ -234,7 +234,7 @@ fn restocks(e: &store::StoreError) -> Vec<ProductId> {
 /// Moves an order along its lifecycle: pending -> confirmed -> shipped ->
 /// delivered by the seller (an admin for catalog orders), cancelled from
 /// pending or confirmed by the buyer too. The write is conditional on the
-/// status read and moves the GSI3 key with it (`write::order::move_status`:
+/// status read and moves the GSI8 key with it (`write::order::move_status`:
 /// one conditional `UpdateItem`); a cancel restores stock or relists the
 /// listing with it in one transaction.
 async fn change_status(app: &App, req: Request) -> Result<Response, ApiError> {

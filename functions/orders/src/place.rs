@@ -295,7 +295,7 @@ fn placement(
 }
 
 /// Marketplace: buy a listing. The listing is marked sold (and moves to the
-/// `sold` GSI1 prefix, out of the browse index) only if still active at the
+/// `sold` GSI6 prefix, out of the browse index) only if still active at the
 /// price read.
 async fn place_listing(
     app: &App,

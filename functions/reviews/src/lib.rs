@@ -195,7 +195,7 @@ async fn reviews_about(app: &Deps, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP11: reviews a user wrote, newest first (the author or an
-/// admin). `Query GSI1 gsi1pk = AUTHOR#<authorId>, begins_with(gsi1sk, REVIEW#)`, descending.
+/// admin). `Query GSI6 gsi1pk = AUTHOR#<authorId>, begins_with(gsi1sk, REVIEW#)`, descending.
 async fn reviews_written(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let author: UserId = req.path("userId")?;

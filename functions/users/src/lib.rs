@@ -120,7 +120,7 @@ async fn get_me(app: &Deps, req: Request) -> Result<Response, ApiError> {
 }
 
 /// Marketplace AP2: a user by email (admin), as a list of at most one.
-/// `Query GSI1 gsi1pk = USER_EMAIL#<email>, begins_with(gsi1sk, USER#)`.
+/// `Query GSI6 gsi1pk = USER_EMAIL#<email>, begins_with(gsi1sk, USER#)`.
 async fn find_by_email(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.admin()?;
     let page = req.page(&["email"])?;
@@ -266,7 +266,7 @@ async fn remove_favorite(app: &Deps, req: Request) -> Result<Response, ApiError>
 }
 
 /// Beyond the seeds: the caller's favorites, newest first.
-/// `Query GSI1 gsi1pk = FAVORITES#<userId>, begins_with(gsi1sk, FAVORITE#)`, descending.
+/// `Query GSI6 gsi1pk = FAVORITES#<userId>, begins_with(gsi1sk, FAVORITE#)`, descending.
 async fn favorites(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     app.list_as::<Favorite, _, FavoriteAnswer>(&access::favorites_of(&caller.user_id)?, &req.page(&[])?).await

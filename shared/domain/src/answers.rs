@@ -58,52 +58,48 @@ impl ListingAnswer {
     }
 }
 
-/// A product in a list: the product without its description, and without
-/// its `stockLevel` when its stock is shared over several items (the index
-/// copy holds the first share only: `GET /products/{productId}` answers
-/// both, the stock as the total).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProductCard(Product);
-
-impl From<Product> for ProductCard {
-    fn from(mut p: Product) -> Self {
-        p.description = None;
-        ProductCard(p)
-    }
+/// A product in a list (a brand's, a category's): what a list shows of it,
+/// of bounded size, read from an index copy or a product item alike (other
+/// attributes are left). No description and no stock: the stock changes
+/// with every order, so the index copies do not hold it (a copy rewritten
+/// per sale); `GET /products/{productId}` answers both, the stock exact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductCard {
+    /// ULID id.
+    pub product_id: crate::ids::ProductId,
+    /// Name.
+    pub name: String,
+    /// Brand.
+    pub brand_id: crate::ids::BrandId,
+    /// Category.
+    pub category_id: CategoryId,
+    /// Unit price.
+    pub price: Money,
+    /// RFC 3339 creation time.
+    pub created_at: String,
+    /// RFC 3339 time of the last change of the product's catalog fields
+    /// (a stock change is not one).
+    pub updated_at: String,
 }
 
-impl Serialize for ProductCard {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The product's fields as `Product` writes them, the stock level
-        /// only where it is the product's whole stock.
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Card<'a> {
-            product_id: &'a crate::ids::ProductId,
-            name: &'a str,
-            brand_id: &'a crate::ids::BrandId,
-            category_id: &'a CategoryId,
-            price: Money,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            stock_level: Option<u32>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            stock_shards: Option<u16>,
-            created_at: &'a str,
-            updated_at: &'a str,
-        }
-        let p = &self.0;
-        Card {
-            product_id: &p.product_id,
-            name: &p.name,
-            brand_id: &p.brand_id,
-            category_id: &p.category_id,
+impl ProductCard {
+    /// The attributes a card reads (what an index holding cards projects).
+    pub const ATTRIBUTES: &'static [&'static str] =
+        &["productId", "name", "brandId", "categoryId", "price", "createdAt", "updatedAt"];
+}
+
+impl From<&Product> for ProductCard {
+    fn from(p: &Product) -> Self {
+        ProductCard {
+            product_id: p.product_id,
+            name: p.name.clone(),
+            brand_id: p.brand_id.clone(),
+            category_id: p.category_id.clone(),
             price: p.price,
-            stock_level: (p.stock_shards <= 1).then_some(p.stock_level),
-            stock_shards: (p.stock_shards > 1).then_some(p.stock_shards),
-            created_at: &p.created_at,
-            updated_at: &p.updated_at,
+            created_at: p.created_at.clone(),
+            updated_at: p.updated_at.clone(),
         }
-        .serialize(serializer)
     }
 }
 

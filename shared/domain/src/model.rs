@@ -159,7 +159,7 @@ pub struct Order {
     pub total: Money,
     /// What was ordered.
     pub lines: Vec<OrderLine>,
-    /// The GSI3 shard (from the id and the shard count at placement).
+    /// The GSI8 shard (from the id and the shard count at placement).
     pub shard: u16,
     /// The buyer's review of the seller, once written (delivered listing orders).
     #[serde(default, skip_serializing_if = "Option::is_none")]

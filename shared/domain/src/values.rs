@@ -55,7 +55,7 @@ macro_rules! string_enum {
 }
 
 string_enum!(
-    /// Status of a listing; part of its GSI1 sort key.
+    /// Status of a listing; part of its GSI6 sort key.
     ListingStatus {
         /// For sale; in the category browse index.
         Active = "active",
@@ -67,7 +67,7 @@ string_enum!(
 );
 
 string_enum!(
-    /// Status of an order; part of its GSI3 partition key.
+    /// Status of an order; part of its GSI8 partition key.
     OrderStatus {
         /// Placed, not yet confirmed by the seller.
         Pending = "pending",

@@ -67,7 +67,7 @@ pub fn categories() -> Result<EntityQuery<model::Category>, SchemaError> {
 }
 
 /// Catalog AP6: a brand's products.
-/// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#)`.
+/// `GSI6: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#)`.
 pub fn products_by_brand(brand: &BrandId) -> Result<EntityQuery<model::Product>, SchemaError> {
     products(&product::BY_BRAND, &[("brandId", v(brand))])
 }
@@ -78,7 +78,7 @@ fn products(index: &IndexDecl, parts: &[(&str, Value)]) -> Result<EntityQuery<mo
 }
 
 /// Catalog AP7: a brand's products in one category.
-/// `GSI1: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#<categoryId>#PRODUCT#)`.
+/// `GSI6: gsi1pk = BRAND#<brandId> AND begins_with(gsi1sk, CATEGORY#<categoryId>#PRODUCT#)`.
 pub fn products_by_brand_and_category(
     brand: &BrandId,
     category: &CategoryId,
@@ -89,13 +89,13 @@ pub fn products_by_brand_and_category(
 /// Catalog AP8: a category's products (its listings are in partitions of
 /// their own, `CATEGORY#<categoryId>#<shard>`; the `BRAND#` prefix selects
 /// products only).
-/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
+/// `GSI7: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#)`.
 pub fn products_by_category(category: &CategoryId) -> Result<EntityQuery<model::Product>, SchemaError> {
     products(&product::BY_CATEGORY, &[("categoryId", v(category))])
 }
 
 /// Catalog AP9: a category's products of one brand.
-/// `GSI2: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#<brandId>#PRODUCT#)`.
+/// `GSI7: gsi2pk = CATEGORY#<categoryId> AND begins_with(gsi2sk, BRAND#<brandId>#PRODUCT#)`.
 pub fn products_by_category_and_brand(
     category: &CategoryId,
     brand: &BrandId,
@@ -144,13 +144,13 @@ pub fn listing_with_details(
 }
 
 /// Marketplace AP2: a user by email (admin).
-/// `GSI1: gsi1pk = USER_EMAIL#<email> AND begins_with(gsi1sk, USER#)`.
+/// `GSI6: gsi1pk = USER_EMAIL#<email> AND begins_with(gsi1sk, USER#)`.
 pub fn user_by_email(email: &Email) -> Result<EntityQuery<model::User>, SchemaError> {
     typed(query(EntityType::User, &user::BY_EMAIL.key, &[("email", v(email))]))
 }
 
 /// Marketplace AP4/AP5: a seller's listings, all statuses or one.
-/// `GSI1: gsi1pk = SELLER#<sellerId> AND begins_with(gsi1sk, LISTING#[<status>#])`.
+/// `GSI6: gsi1pk = SELLER#<sellerId> AND begins_with(gsi1sk, LISTING#[<status>#])`.
 pub fn seller_listings(
     seller: &UserId,
     status: Option<ListingStatus>,
@@ -161,10 +161,10 @@ pub fn seller_listings(
 }
 
 /// Marketplace AP6: one shard of a category's active listings, newest
-/// first (sparse GSI2, write-sharded), optionally limited to a range of
+/// first (sparse GSI7, write-sharded), optionally limited to a range of
 /// ids. One query per shard; the reader fans out over the category's
 /// `0..listingShards` and merges by id (`fanout`).
-/// `GSI2: gsi2pk = CATEGORY#<categoryId>#<shard> AND begins_with(gsi2sk, LISTING#)` or
+/// `GSI7: gsi2pk = CATEGORY#<categoryId>#<shard> AND begins_with(gsi2sk, LISTING#)` or
 /// `gsi2sk BETWEEN LISTING#<low> AND LISTING#<high>`, descending.
 pub fn category_listings(
     category: &CategoryId,
@@ -177,10 +177,10 @@ pub fn category_listings(
 }
 
 /// Beyond AP2 (beyond the seeds): one shard of a category's active listings by price,
-/// cheapest first (sparse GSI3, price in zero-padded cents, write-sharded
+/// cheapest first (sparse GSI8, price in zero-padded cents, write-sharded
 /// as `browse`), from `(cents, id)` to `(cents, id)`, both inclusive; the
 /// reader fans out and merges by price, then id.
-/// `GSI3: gsi3pk = PRICE#<categoryId>#<shard> AND gsi3sk BETWEEN
+/// `GSI8: gsi3pk = PRICE#<categoryId>#<shard> AND gsi3sk BETWEEN
 /// LISTING#<cents>#<id> AND LISTING#<cents>#<id>`.
 pub fn listings_by_price(
     category: &CategoryId,
@@ -277,19 +277,19 @@ pub fn postings(term: &str) -> Result<EntityQuery<records::Posting>, SchemaError
 }
 
 /// Beyond AP1 (beyond the seeds): a user's favorite listings, newest first.
-/// `GSI1: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
+/// `GSI6: gsi1pk = FAVORITES#<userId> AND begins_with(gsi1sk, FAVORITE#)`, descending.
 pub fn favorites_of(user: &UserId) -> Result<EntityQuery<model::Favorite>, SchemaError> {
     typed(Ok(query(EntityType::Favorite, &favorite::NEWEST.key, &[("userId", v(user))])?.newest_first()))
 }
 
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first.
-/// `GSI1: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
+/// `GSI6: gsi1pk = BUYER#<buyerId> AND begins_with(gsi1sk, ORDER#)`, descending.
 pub fn buyer_orders(buyer: &UserId) -> Result<EntityQuery<model::Order>, SchemaError> {
     typed(Ok(query(EntityType::Order, &order::BY_BUYER.key, &[("buyerId", v(buyer))])?.newest_first()))
 }
 
 /// Marketplace AP9: a seller's sales, newest first.
-/// `GSI2: gsi2pk = SELLER#<sellerId> AND begins_with(gsi2sk, ORDER#)`, descending.
+/// `GSI7: gsi2pk = SELLER#<sellerId> AND begins_with(gsi2sk, ORDER#)`, descending.
 pub fn seller_orders(seller: &UserId) -> Result<EntityQuery<model::Order>, SchemaError> {
     typed(Ok(query(EntityType::Order, &order::BY_SELLER.key, &[("sellerId", v(seller))])?.newest_first()))
 }
@@ -301,7 +301,7 @@ pub fn reviews_about(user: &UserId) -> Result<EntityQuery<model::Review>, Schema
 }
 
 /// Marketplace AP11: reviews written by a user, newest first.
-/// `GSI1: gsi1pk = AUTHOR#<authorId> AND begins_with(gsi1sk, REVIEW#)`, descending.
+/// `GSI6: gsi1pk = AUTHOR#<authorId> AND begins_with(gsi1sk, REVIEW#)`, descending.
 pub fn reviews_by(author: &UserId) -> Result<EntityQuery<model::Review>, SchemaError> {
     typed(Ok(query(EntityType::Review, &review::BY_AUTHOR.key, &[("authorId", v(author))])?.newest_first()))
 }
@@ -355,7 +355,7 @@ pub fn favorite_markers_of(listing: &domain::ids::ListingId, shard: u16) -> Resu
 /// E-commerce AP3/AP7/AP8: one shard of a status, newest first, optionally
 /// limited to a ULID range (from `domain::time::ulid_bounds`). One query per
 /// shard; the reader fans out over `0..shard_count` and merges by id.
-/// `GSI3: gsi3pk = STATUS#<status>#<shard> AND begins_with(gsi3sk, ORDER#)` or
+/// `GSI8: gsi3pk = STATUS#<status>#<shard> AND begins_with(gsi3sk, ORDER#)` or
 /// `gsi3sk BETWEEN ORDER#<low> AND ORDER#<high>`, descending.
 pub fn orders_by_status_shard(
     status: OrderStatus,

@@ -26,8 +26,8 @@ const BROWSE: Keeping = Keeping { adds: Keeper::Stream, removes: Keeper::Both, m
 /// Users: customer and seller are one entity with a role.
 pub mod user {
     use super::*;
-    /// GSI1: a user by email (admin lookup).
-    pub const BY_EMAIL: IndexDecl = index("by_email", key(Index::Gsi1, "USER_EMAIL#<email>", "USER#<userId>"));
+    /// GSI6: a user by email (admin lookup).
+    pub const BY_EMAIL: IndexDecl = index("by_email", key(Index::Gsi6, "USER_EMAIL#<email>", "USER#<userId>"));
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::User,
@@ -55,24 +55,24 @@ pub mod email_guard {
 /// indexes hold active listings only.
 pub mod listing {
     use super::*;
-    /// GSI1: a seller's listings, by status then age (AP4, AP5).
+    /// GSI6: a seller's listings, by status then age (AP4, AP5).
     pub const BY_SELLER: IndexDecl =
-        index("by_seller", key(Index::Gsi1, "SELLER#<sellerId>", "LISTING#<status>#<listingId>"));
-    /// GSI2: a category's active listings, newest first (AP6), write-sharded:
+        index("by_seller", key(Index::Gsi6, "SELLER#<sellerId>", "LISTING#<status>#<listingId>"));
+    /// GSI7: a category's active listings, newest first (AP6), write-sharded:
     /// the shard is recorded on the listing at creation (from its id and the
     /// category's `listingShards`) and a page merges the category's shards.
     pub const BROWSE: IndexDecl = IndexDecl {
         name: "browse",
-        key: key(Index::Gsi2, "CATEGORY#<categoryId>#<shard>", "LISTING#<listingId>"),
+        key: key(Index::Gsi7, "CATEGORY#<categoryId>#<shard>", "LISTING#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
-    /// GSI3: a category's active listings, cheapest first (price in
+    /// GSI8: a category's active listings, cheapest first (price in
     /// zero-padded cents, so string order is numeric order), in the
     /// listing's shard as `browse`.
     pub const BY_PRICE: IndexDecl = IndexDecl {
         name: "by_price",
-        key: key(Index::Gsi3, "PRICE#<categoryId>#<shard>", "LISTING#<price:cents10>#<listingId>"),
+        key: key(Index::Gsi8, "PRICE#<categoryId>#<shard>", "LISTING#<price:cents10>#<listingId>"),
         only_when: Some(("status", "active")),
         kept: super::BROWSE,
     };
@@ -126,12 +126,12 @@ pub mod details {
 /// Orders: by buyer, by seller (listing orders), by status (write-sharded).
 pub mod order {
     use super::*;
-    /// GSI1: a buyer's orders, newest first.
-    pub const BY_BUYER: IndexDecl = index("by_buyer", key(Index::Gsi1, "BUYER#<buyerId>", "ORDER#<orderId>"));
-    /// GSI2: a seller's sales (listing orders: catalog orders have no seller).
-    pub const BY_SELLER: IndexDecl = index("by_seller", key(Index::Gsi2, "SELLER#<sellerId>", "ORDER#<orderId>"));
-    /// GSI3: orders by status, in the shard recorded at placement.
-    pub const BY_STATUS: IndexDecl = index("by_status", key(Index::Gsi3, "STATUS#<status>#<shard>", "ORDER#<orderId>"));
+    /// GSI6: a buyer's orders, newest first.
+    pub const BY_BUYER: IndexDecl = index("by_buyer", key(Index::Gsi6, "BUYER#<buyerId>", "ORDER#<orderId>"));
+    /// GSI7: a seller's sales (listing orders: catalog orders have no seller).
+    pub const BY_SELLER: IndexDecl = index("by_seller", key(Index::Gsi7, "SELLER#<sellerId>", "ORDER#<orderId>"));
+    /// GSI8: orders by status, in the shard recorded at placement.
+    pub const BY_STATUS: IndexDecl = index("by_status", key(Index::Gsi8, "STATUS#<status>#<shard>", "ORDER#<orderId>"));
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::Order,
@@ -158,8 +158,8 @@ pub mod order_item {
 /// Reviews: in the reviewed user's partition.
 pub mod review {
     use super::*;
-    /// GSI1: the reviews a user wrote (AP11).
-    pub const BY_AUTHOR: IndexDecl = index("by_author", key(Index::Gsi1, "AUTHOR#<authorId>", "REVIEW#<reviewId>"));
+    /// GSI6: the reviews a user wrote (AP11).
+    pub const BY_AUTHOR: IndexDecl = index("by_author", key(Index::Gsi6, "AUTHOR#<authorId>", "REVIEW#<reviewId>"));
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::Review,
@@ -202,8 +202,8 @@ pub mod product;
 /// Favorites: in the user's partition, one per listing.
 pub mod favorite {
     use super::*;
-    /// GSI1: a user's favorites, newest first.
-    pub const NEWEST: IndexDecl = index("newest", key(Index::Gsi1, "FAVORITES#<userId>", "FAVORITE#<favoriteId>"));
+    /// GSI6: a user's favorites, newest first.
+    pub const NEWEST: IndexDecl = index("newest", key(Index::Gsi6, "FAVORITES#<userId>", "FAVORITE#<favoriteId>"));
     /// The declaration.
     pub const ENTITY: EntityDecl = EntityDecl {
         entity: EntityType::Favorite,

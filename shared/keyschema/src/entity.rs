@@ -42,6 +42,9 @@ impl<E: Entity> ReadAs<E> for serde::de::IgnoredAny {}
 /// A list of listings reads cards.
 impl ReadAs<model::Listing> for domain::answers::ListingCard {}
 
+/// A list of products reads cards.
+impl ReadAs<model::Product> for domain::answers::ProductCard {}
+
 macro_rules! entities {
     ($($record:path => $module:ident),+ $(,)?) => {
         $(impl Entity for $record {

@@ -101,33 +101,53 @@ pub struct Write {
     pub route: &'static str,
 }
 
+/// What [`Op`] names: a read or a write.
+enum Entry {
+    Read(&'static Pattern),
+    Write(&'static Write),
+}
+
 impl Op {
+    fn entry(self) -> Option<Entry> {
+        PATTERNS
+            .iter()
+            .find(|p| p.op == self)
+            .map(Entry::Read)
+            .or_else(|| WRITES.iter().find(|w| w.op == self).map(Entry::Write))
+    }
+
     /// Its short name (a write's name): what the capacity mix calls it.
     pub fn name(self) -> &'static str {
-        match (PATTERNS.iter().find(|p| p.op == self), WRITES.iter().find(|w| w.op == self)) {
-            (Some(p), _) => p.name,
-            (_, Some(w)) => w.name,
-            (None, None) => "",
+        match self.entry() {
+            Some(Entry::Read(p)) => p.name,
+            Some(Entry::Write(w)) => w.name,
+            None => "",
         }
     }
 
     /// Its id in the seeds, or a write's name.
     pub fn id(self) -> &'static str {
-        PATTERNS.iter().find(|p| p.op == self).map_or_else(|| self.name(), |p| p.id)
+        match self.entry() {
+            Some(Entry::Read(p)) => p.id,
+            _ => self.name(),
+        }
     }
 
     /// The HTTP route serving it.
     pub fn route(self) -> &'static str {
-        match (PATTERNS.iter().find(|p| p.op == self), WRITES.iter().find(|w| w.op == self)) {
-            (Some(p), _) => p.route,
-            (_, Some(w)) => w.route,
-            (None, None) => "",
+        match self.entry() {
+            Some(Entry::Read(p)) => p.route,
+            Some(Entry::Write(w)) => w.route,
+            None => "",
         }
     }
 
     /// The read it is, if it is one.
     pub fn pattern(self) -> Option<&'static Pattern> {
-        PATTERNS.iter().find(|p| p.op == self)
+        match self.entry() {
+            Some(Entry::Read(p)) => Some(p),
+            _ => None,
+        }
     }
 
     /// The operation of this short name or id.

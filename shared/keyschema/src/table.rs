@@ -19,11 +19,13 @@ pub const STREAM_VIEW: &str = "NEW_AND_OLD_IMAGES";
 pub enum Index {
     /// The base table (`pk`, `sk`).
     Table,
-    /// `GSI1` (`gsi1pk`, `gsi1sk`).
+    /// `GSI1` (`gsi1pk`, `gsi1sk`), every attribute: moving to GSI6, which
+    /// holds only what lists answer ([`card_move`]). Declared for the move's
+    /// steps: in the final list of the table's indexes no more.
     Gsi1,
-    /// `GSI2` (`gsi2pk`, `gsi2sk`).
+    /// `GSI2` (`gsi2pk`, `gsi2sk`), every attribute: moving to GSI7.
     Gsi2,
-    /// `GSI3` (`gsi3pk`, `gsi3sk`).
+    /// `GSI3` (`gsi3pk`, `gsi3sk`), every attribute: moving to GSI8.
     Gsi3,
     /// `GSI4`: dropped. It held what a page near me chooses by (GSI5's
     /// keys); its reads moved to GSI5 and the index went, a deploy each
@@ -33,13 +35,24 @@ pub enum Index {
     Gsi4,
     /// `GSI5` (`gsi4pk`, `gsi4sk`): the listings near me, their cards.
     Gsi5,
+    /// `GSI6` (`gsi1pk`, `gsi1sk`, GSI1's keys): users by email, a
+    /// seller's listings, a buyer's orders, an author's reviews, a user's
+    /// favorites, a brand's products; what their lists answer.
+    Gsi6,
+    /// `GSI7` (`gsi2pk`, `gsi2sk`, GSI2's keys): a category's listings
+    /// and products, a seller's sales; what their lists answer.
+    Gsi7,
+    /// `GSI8` (`gsi3pk`, `gsi3sk`, GSI3's keys): a category's listings by
+    /// price, the orders by status; what their lists answer.
+    Gsi8,
 }
 
 impl Index {
-    /// The table followed by every GSI.
-    pub const ALL: [Index; 5] = [Index::Table, Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5];
+    /// The table followed by every GSI (the table's indexes once the move
+    /// of [`card_move`] is done).
+    pub const ALL: [Index; 5] = [Index::Table, Index::Gsi6, Index::Gsi7, Index::Gsi8, Index::Gsi5];
     /// The global secondary indexes.
-    pub const GSIS: [Index; 4] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi5];
+    pub const GSIS: [Index; 4] = [Index::Gsi6, Index::Gsi7, Index::Gsi8, Index::Gsi5];
 
     /// The index name for a `Query`; `None` for the base table.
     pub const fn name(self) -> Option<&'static str> {
@@ -50,6 +63,9 @@ impl Index {
             Index::Gsi3 => Some("GSI3"),
             Index::Gsi4 => Some("GSI4"),
             Index::Gsi5 => Some("GSI5"),
+            Index::Gsi6 => Some("GSI6"),
+            Index::Gsi7 => Some("GSI7"),
+            Index::Gsi8 => Some("GSI8"),
         }
     }
 
@@ -57,9 +73,9 @@ impl Index {
     pub const fn pk(self) -> &'static str {
         match self {
             Index::Table => PK,
-            Index::Gsi1 => "gsi1pk",
-            Index::Gsi2 => "gsi2pk",
-            Index::Gsi3 => "gsi3pk",
+            Index::Gsi1 | Index::Gsi6 => "gsi1pk",
+            Index::Gsi2 | Index::Gsi7 => "gsi2pk",
+            Index::Gsi3 | Index::Gsi8 => "gsi3pk",
             Index::Gsi4 | Index::Gsi5 => "gsi4pk",
         }
     }
@@ -68,17 +84,20 @@ impl Index {
     pub const fn sk(self) -> &'static str {
         match self {
             Index::Table => SK,
-            Index::Gsi1 => "gsi1sk",
-            Index::Gsi2 => "gsi2sk",
-            Index::Gsi3 => "gsi3sk",
+            Index::Gsi1 | Index::Gsi6 => "gsi1sk",
+            Index::Gsi2 | Index::Gsi7 => "gsi2sk",
+            Index::Gsi3 | Index::Gsi8 => "gsi3sk",
             Index::Gsi4 | Index::Gsi5 => "gsi4sk",
         }
     }
 
     /// What the index holds of each item besides the keys (the table's and
     /// its own). `GSI5` holds the listings' cards, so a page near me is read
-    /// from it alone, and nothing a listing's counters or description
-    /// change.
+    /// from it alone; GSI6-8 what the lists of their entities answer
+    /// (listing and product cards, orders, users, reviews, favorites), so
+    /// that nothing a list does not show (a counter, the stock, a fold's
+    /// record, another index's keys, a description) rewrites a copy when it
+    /// changes. The retired GSI1-3 held every attribute.
     pub const fn projection(self) -> Projection {
         match self {
             Index::Gsi4 => Projection::Include(&["listingId", "location", "geohash", "categoryId"]),
@@ -93,16 +112,34 @@ impl Index {
                 "createdAt",
                 "geohash",
             ]),
-            _ => Projection::All,
+            Index::Gsi6 => Projection::Include(&GSI6),
+            Index::Gsi7 => Projection::Include(&GSI7),
+            Index::Gsi8 => Projection::Include(&GSI8),
+            Index::Table | Index::Gsi1 | Index::Gsi2 | Index::Gsi3 => Projection::All,
         }
     }
 
-    /// The index whose declarations write this one's keys: itself, but the
-    /// dropped GSI4, whose keys are GSI5's.
+    /// The index whose declarations write this one's keys: itself, but a
+    /// retired index, whose keys are its successor's (the dropped GSI4's
+    /// GSI5's; GSI1-3's GSI6-8's).
     pub const fn keys_from(self) -> Index {
         match self {
             Index::Gsi4 => Index::Gsi5,
+            Index::Gsi1 => Index::Gsi6,
+            Index::Gsi2 => Index::Gsi7,
+            Index::Gsi3 => Index::Gsi8,
             other => other,
+        }
+    }
+
+    /// The retired index on the same keys that a read of this one goes to
+    /// while the move has not moved the reads yet ([`card_move`]).
+    pub const fn moved_from(self) -> Option<Index> {
+        match self {
+            Index::Gsi6 => Some(Index::Gsi1),
+            Index::Gsi7 => Some(Index::Gsi2),
+            Index::Gsi8 => Some(Index::Gsi3),
+            _ => None,
         }
     }
 
@@ -115,6 +152,54 @@ impl Index {
             new
         })
     }
+}
+
+/// What every item of GSI6-8 is, and what a list of listings answers of
+/// each (`domain::answers::ListingCard`).
+const CARD: [&str; 9] =
+    ["entityType", "listingId", "sellerId", "title", "price", "categoryId", "status", "location", "createdAt"];
+/// An order as its lists answer it (`OrderAnswer`), beyond a card's.
+const ORDER: [&str; 9] =
+    ["updatedAt", "home", "orderId", "buyerId", "total", "lines", "shard", "buyerReviewId", "sellerReviewId"];
+/// A product's card (`domain::answers::ProductCard`), beyond those.
+const PRODUCT: [&str; 3] = ["productId", "name", "brandId"];
+/// A user (by email), a review and a favorite as their lists answer them,
+/// beyond those.
+const PEOPLE: [&str; 12] = [
+    "userId",
+    "email",
+    "role",
+    "ratingSum",
+    "reviewCount",
+    "reviewId",
+    "reviewedUserId",
+    "authorId",
+    "rating",
+    "body",
+    "favoriteId",
+    "listingHome",
+];
+/// GSI6: listings' cards (a seller's), users, orders (a buyer's), reviews
+/// (an author's), favorites, products' cards (a brand's).
+const GSI6: [&str; 33] = concat(concat::<9, 9, 18>(CARD, ORDER), concat::<3, 12, 15>(PRODUCT, PEOPLE));
+/// GSI7: listings' cards (browse), orders (a seller's sales), products' cards.
+const GSI7: [&str; 21] = concat(concat::<9, 9, 18>(CARD, ORDER), PRODUCT);
+/// GSI8: listings' cards (by price), orders (by status).
+const GSI8: [&str; 18] = concat(CARD, ORDER);
+
+/// `a` then `b`.
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C, "the lengths add up");
+    let mut out = [""; C];
+    let mut i = 0;
+    while i < C {
+        out[i] = if i < A { a[i] } else { b[i - A] };
+        i += 1;
+    }
+    out
 }
 
 /// What a GSI holds of each item it has (the keys always).
@@ -253,3 +338,6 @@ entity_types!(
     /// a listing (a search reads no other of the cell's partitions).
     NearCell,
 );
+
+/// The move of GSI1-3 to GSI6-8, step by step.
+pub mod card_move;

@@ -237,7 +237,7 @@ pub mod order {
                 let shard =
                     if shards > 1 { ((u32::from(t.shard) + u32::from(turn)) % u32::from(shards)) as u16 } else { 0 };
                 let cap = domain::stock::share_cap(shard, shards);
-                let restock = product::restock_share(&product, shard, t.qty, cap, now)?;
+                let restock = product::restock_share(&product, shard, t.qty, cap)?;
                 actions.push((CancelAction::Restock(product, shard).name(), restock));
             }
         }

@@ -95,7 +95,7 @@ impl Store {
         peers.remove(home);
         peers.insert(self.region().to_owned(), self.client.clone());
         let regions = Regions::global(home, &self.regions.primary, peers);
-        Ok(Store { client: client.clone(), table: self.table.clone(), regions })
+        Ok(Store { client: client.clone(), table: self.table.clone(), regions, reads: self.reads })
     }
 
     /// Whether the table is global (several regions).

@@ -16,6 +16,8 @@ mod error;
 pub mod homes;
 pub mod item;
 mod operation_facts;
+pub mod reads;
+mod start_key;
 pub mod table;
 pub mod tx;
 pub mod usage;
@@ -23,17 +25,18 @@ pub mod usage;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_dynamodb::Client;
-use keyschema::table::{Index, PK};
+use keyschema::table::PK;
 use keyschema::{Entity, EntityKey, EntityQuery, Key, KeyQuery, ReadAs, SortKey};
 use serde::de::DeserializeOwned;
+use start_key::{check_start_key, start_key_of, string_attributes};
 
 pub use aws_sdk_dynamodb;
 pub use client::Endpoint;
 pub use error::{Cancellation, StoreError};
 pub use homes::Regions;
 pub use item::Item;
+pub use reads::IndexReads;
 pub use tx::Transaction;
 pub use usage::{operation_name, read_units, Observer, Usage};
 
@@ -67,22 +70,29 @@ pub struct Store {
     client: Client,
     table: Arc<str>,
     regions: Regions,
+    reads: IndexReads,
 }
 
 impl Store {
     /// A store over an existing client, in one region (its client's).
     pub fn new(client: Client, table: impl Into<Arc<str>>) -> Self {
         let here = client.config().region().map_or_else(|| "local".to_owned(), ToString::to_string);
-        Store { client, table: table.into(), regions: Regions::single(&here) }
+        Store { client, table: table.into(), regions: Regions::single(&here), reads: IndexReads::default() }
     }
 
-    /// Reads `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `REGIONS` (a global
-    /// table's regions, primary first: [`homes`]) and builds the clients:
-    /// one per region, each built once.
+    /// This store with its queries of a moving index sent to `reads`.
+    pub fn reading(mut self, reads: IndexReads) -> Self {
+        self.reads = reads;
+        self
+    }
+
+    /// Reads `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `REGIONS` (a global
+    /// table's regions, primary first: [`homes`]) and `LIST_INDEX_READS`
+    /// ([`reads`]), and builds the clients: one per region, each built once.
     pub async fn from_env() -> Result<Self, String> {
         let table = std::env::var(TABLE_VAR).map_err(|_| format!("{TABLE_VAR} is not set"))?;
         let config = client::config(&Endpoint::from_env()).await;
-        let store = Store::new(Client::from_conf(config.clone().build()), table);
+        let store = Store::new(Client::from_conf(config.clone().build()), table).reading(IndexReads::from_env()?);
         let list = std::env::var(homes::REGIONS_VAR).unwrap_or_default();
         let Some((primary, others)) = Regions::parse_list(&list, store.region())? else { return Ok(store) };
         let peer = |r: &str| Client::from_conf(client::for_another_region(config.clone(), r).build());
@@ -291,7 +301,7 @@ impl Store {
             .client
             .query()
             .table_name(self.table())
-            .set_index_name(query.index.name().map(str::to_owned))
+            .set_index_name(self.reads.name_of(query.index).map(str::to_owned))
             .set_limit(limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
             .scan_index_forward(!query.newest_first)
             .consistent_read(consistent)
@@ -333,65 +343,5 @@ impl Store {
         };
         let items = raw.into_iter().map(item::from_item).collect::<Result<_, _>>()?;
         Ok(Page { items, next, read_units })
-    }
-}
-
-/// The start key that resumes a query on `index` right after `item`.
-fn start_key_of(index: Index, item: &Item) -> StartKey {
-    let names = [Index::Table.pk(), Index::Table.sk(), index.pk(), index.sk()];
-    string_attributes(item.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())))
-}
-
-fn string_attributes(attrs: impl Iterator<Item = (String, AttributeValue)>) -> StartKey {
-    attrs.filter_map(|(k, v)| if let AttributeValue::S(s) = v { Some((k, s)) } else { None }).collect()
-}
-
-/// A start key may only name key attributes of the table, must carry the
-/// query index's keys, and must lie inside the query's partition and range.
-fn check_start_key(query: &KeyQuery, start: StartKey) -> Result<Item, StoreError> {
-    let mut allowed = vec![Index::Table.pk(), Index::Table.sk()];
-    if query.index != Index::Table {
-        allowed.extend([query.index.pk(), query.index.sk()]);
-    }
-    if start.keys().any(|k| !allowed.contains(&k.as_str())) || start.len() != allowed.len() {
-        return Err(StoreError::ForeignStartKey);
-    }
-    let (Some(pk), Some(sk)) = (start.get(query.index.pk()), start.get(query.index.sk())) else {
-        return Err(StoreError::ForeignStartKey);
-    };
-    if !query.contains(&Key { pk: pk.clone(), sk: sk.clone() }) {
-        return Err(StoreError::ForeignStartKey);
-    }
-    Ok(start.into_iter().map(|(k, v)| (k, AttributeValue::S(v))).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(pairs: &[(&str, &str)]) -> StartKey {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    #[test]
-    fn start_keys_must_belong_to_the_query() {
-        let q = keyschema::access::products_by_brand(&"acme".parse().unwrap()).unwrap();
-        let good = key(&[
-            ("pk", "PRODUCT#1"),
-            ("sk", "#METADATA"),
-            ("gsi1pk", "BRAND#acme"),
-            ("gsi1sk", "CATEGORY#x#PRODUCT#1"),
-        ]);
-        assert!(check_start_key(&q, good.clone()).is_ok());
-        let mut other_brand = good.clone();
-        other_brand.insert("gsi1pk".into(), "BRAND#evil".into());
-        assert!(check_start_key(&q, other_brand).is_err());
-        let mut extra = good.clone();
-        extra.insert("password".into(), "x".into());
-        assert!(check_start_key(&q, extra).is_err());
-        let table_q = keyschema::access::brands().unwrap();
-        assert!(check_start_key(&table_q, key(&[("pk", "BRANDS"), ("sk", "BRAND#a")])).is_ok());
-        assert!(check_start_key(&table_q, key(&[("pk", "CATEGORIES"), ("sk", "CATEGORY#a")])).is_err());
-        assert!(check_start_key(&table_q, key(&[("pk", "BRANDS")])).is_err());
     }
 }

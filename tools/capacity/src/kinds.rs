@@ -23,11 +23,12 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
     let active = attrs(&listing(ids, &ids.listing, ListingStatus::Active));
     Ok(match kind {
         Op::MarketplaceAp6 => {
-            sharded(ids, page, kb.listing, |shard| access::category_listings(&ids.category, shard, None))?
+            // Of GSI7, the cards: a page reads the cards alone.
+            sharded(ids, page, kb.card, |shard| access::category_listings(&ids.category, shard, None))?
         }
         Op::BeyondAp2 => {
             let (from, to) = ((0, ids.listing), (Money::MAX.cents(), ids.listing));
-            sharded(ids, page, kb.listing, |shard| access::listings_by_price(&ids.category, shard, from, to))?
+            sharded(ids, page, kb.card, |shard| access::listings_by_price(&ids.category, shard, from, to))?
         }
         // The listing and its details in one Query: the bytes of the whole
         // listing (mix.json's `listing` size is a listing with its text).
@@ -60,7 +61,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             }
             reads
         }
-        Op::MarketplaceAp4 => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.listing)],
+        Op::MarketplaceAp4 => vec![read(access::seller_listings(&ids.seller, None)?, page, kb.card)],
         // The product, its details and its other shares of stock in one
         // Query (a Query sums its items' sizes before rounding).
         Op::CatalogAp3 => {
@@ -86,7 +87,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             ];
             // The stream processor adds its browse, price and near keys: one
             // more write of the item, a copy in every index it is then in.
-            let none = Change::of(keys::listing(&ids.new_listing)?, NOW);
+            let none = Change::untimed(keys::listing(&ids.new_listing)?);
             let put_keys = listing_decl.written_keys(&attrs(&new))?.keys;
             out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
             // And its search postings: the listing read, then its terms put
@@ -129,7 +130,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             // (every copy that holds the price rewritten in place), which
             // then moves it: the old entry deleted, the new one put.
             let api = update_from(listing_decl, new_keys, &priced, &change, kb.listing, false)?;
-            let stream = update_from(listing_decl, old_keys, &priced, &Change::of(key, NOW), kb.listing, false)?;
+            let stream = update_from(listing_decl, old_keys, &priced, &Change::untimed(key), kb.listing, false)?;
             // The answer's details, read after the change.
             let details = get(keys::listing_details(&ids.listing)?, kb.small, true);
             vec![api, details, stream]
@@ -153,7 +154,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 *tx = !adding;
             }
             out.push(w);
-            let count = Change::of(keys::listing(&ids.listing)?, NOW).add(write::attr::FAVORITE_COUNT, 1);
+            let count = Change::untimed(keys::listing(&ids.listing)?).add(write::attr::FAVORITE_COUNT, 1);
             let aggregate = update(listing_decl, &active, &count, kb.listing, true)?;
             let of = derived::aggregates::ListingFavorites::of(&ids.listing, None)?;
             out.extend(counted(keys::favorite_marker(&ids.buyer, &ids.listing)?, aggregate, &of)?);
@@ -169,7 +170,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             // One share of the stock (the product item, or a share beside
             // it), after the other shares' consistent Query if it has any.
             let (price, shard) = (Money::from_cents(1999), ids.stock_shard);
-            let take = write::product::take_from_share(&ids.product, shard, 1, price, NOW)?;
+            let take = write::product::take_from_share(&ids.product, shard, 1, price)?;
             let bought = (keys::product(&ids.product)?.into(), ids.product.to_string(), kb.product);
             let stock = if shard == 0 {
                 update(&entities::product::ENTITY, &attrs(&product(ids)), &take, kb.product, true)?
@@ -233,7 +234,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 created_at: NOW.into(),
             };
             let on_order = write::review::record_on_order(&ids.order, Party::Buyer, &ids.review, NOW)?;
-            let rated = Change::of(keys::user(&ids.seller)?, NOW).add(write::attr::RATING_SUM, 5);
+            let rated = Change::untimed(keys::user(&ids.seller)?).add(write::attr::RATING_SUM, 5);
             let aggregate =
                 update(&entities::user::ENTITY, &attrs(&user(&ids.seller, UserRole::Both)), &rated, kb.user, true)?;
             let mut out = vec![

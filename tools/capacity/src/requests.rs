@@ -172,8 +172,15 @@ pub(crate) fn update_from(
         after.remove(*name);
     }
     let now = decl.item_keys(&after)?.keys;
-    let changed: Vec<&str> =
+    let mut changed: Vec<&str> =
         change.set.iter().chain(&change.add).map(|(name, _)| *name).chain(change.remove.iter().copied()).collect();
+    // The key attributes of every index whose key moves are attributes
+    // written too: an index that holds them is rewritten.
+    for index in Index::GSIS {
+        if was.get(&index.keys_from()) != now.get(&index.keys_from()) {
+            changed.extend([index.pk(), index.sk()]);
+        }
+    }
     // As DynamoDB writes an index: a key that moves is a delete of the old
     // entry and a put of the new (two writes, even in one partition); one
     // that stays is rewritten if the change touches what the index holds.

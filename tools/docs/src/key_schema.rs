@@ -110,9 +110,9 @@ pub fn entity_table() -> String {
             d.entity.as_str(),
             d.key.pk,
             d.key.sk,
-            cell(d, Index::Gsi1),
-            cell(d, Index::Gsi2),
-            cell(d, Index::Gsi3),
+            cell(d, Index::Gsi6),
+            cell(d, Index::Gsi7),
+            cell(d, Index::Gsi8),
             cell(d, Index::Gsi5),
             d.note
         );

@@ -2,13 +2,13 @@
 
 use super::*;
 
-/// GSI1: a brand's products, by category (catalog AP6, AP7).
+/// GSI6: a brand's products, by category (catalog AP6, AP7).
 pub const BY_BRAND: IndexDecl =
-    index("by_brand", key(Index::Gsi1, "BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"));
-/// GSI2: a category's products, by brand (catalog AP8, AP9); beside the
+    index("by_brand", key(Index::Gsi6, "BRAND#<brandId>", "CATEGORY#<categoryId>#PRODUCT#<productId>"));
+/// GSI7: a category's products, by brand (catalog AP8, AP9); beside the
 /// listings' browse partitions (theirs end with a shard).
 pub const BY_CATEGORY: IndexDecl =
-    index("by_category", key(Index::Gsi2, "CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"));
+    index("by_category", key(Index::Gsi7, "CATEGORY#<categoryId>", "BRAND#<brandId>#PRODUCT#<productId>"));
 /// The declaration.
 pub const ENTITY: EntityDecl = EntityDecl {
     entity: EntityType::Product,

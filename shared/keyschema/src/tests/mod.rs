@@ -2,5 +2,6 @@
 
 mod changes;
 mod keys;
+mod projections;
 mod queries;
 mod records;

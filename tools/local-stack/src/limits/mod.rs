@@ -300,20 +300,20 @@ mod tests {
     #[test]
     fn a_partition_past_its_budget_is_throttled_and_refills() {
         // 1 WCU/s per partition: the first put spends the second's budget
-        // on the table and GSI2 partitions; the next one on GSI2 is refused.
+        // on the table and GSI7 partitions; the next one on GSI7 is refused.
         let l = limits(0.001);
         let first = put("LISTING#1");
         assert!(matches!(l.decide(&facts("PutItem", &first)), Verdict::Pass { .. }));
         let second = put("LISTING#2");
         assert!(matches!(l.decide(&facts("PutItem", &second)), Verdict::Throttled));
-        assert_eq!(l.stats().throttled["GSI2 CATEGORY#books"], 1);
+        assert_eq!(l.stats().throttled["GSI7 CATEGORY#books"], 1);
         assert!(limits(1.0).decide(&facts("PutItem", &second)).passes());
     }
 
     #[test]
     fn a_transaction_pays_for_the_index_copies_its_puts_and_updates_write() {
-        // 10 WCU/s: a put in a transaction (2 WCU) with its GSI2 copy, then
-        // updates setting GSI2 keys into the same partition, until refused.
+        // 10 WCU/s: a put in a transaction (2 WCU) with its GSI7 copy, then
+        // updates setting GSI7 keys into the same partition, until refused.
         // At one instant: with the clock running, a loaded machine's pause
         // refilled a unit and let a tenth write through.
         let (l, now) = (limits(0.01), Instant::now());
@@ -329,7 +329,7 @@ mod tests {
         });
         let passed = moves.take_while(|m| l.decide_at(&facts("TransactWriteItems", m), now).passes()).count();
         assert_eq!(passed, 9, "one copy per write into a bucket of 10");
-        assert_eq!(l.stats().throttled["GSI2 CATEGORY#books"], 1);
+        assert_eq!(l.stats().throttled["GSI7 CATEGORY#books"], 1);
     }
 
     #[test]
