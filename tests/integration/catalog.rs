@@ -13,7 +13,7 @@ async fn create(t: &TestTable, route: &str, body: Value) -> Reply {
 }
 
 /// Two brands x two categories, two products each, plus an unrelated
-/// item in a category partition of GSI2 (an active listing's browse keys).
+/// item in a category partition of GSI7 (an active listing's browse keys).
 async fn catalog_fixture(t: &TestTable) -> Vec<(String, String, String)> {
     for id in ["acme", "globex"] {
         create(t, "POST /brands", json!({ "name": id.to_uppercase(), "id": id })).await;
@@ -170,7 +170,7 @@ async fn ap6_to_ap9_browse_products_by_brand_and_category() {
     assert_eq!(sorted(r.item_field("productId")), ids_where(&products, |b, c| b == "acme" && c == "books"));
     assert_eq!(t.requests(), ONE_QUERY);
 
-    // AP8: a category's products (the active listing in the same GSI2 partition is not one).
+    // AP8: a category's products (the active listing in the same GSI7 partition is not one).
     let r = catalog(&t.deps, list("GET /categories/{categoryId}/products", "categoryId", "pottery")).await;
     assert_eq!(sorted(r.item_field("productId")), ids_where(&products, |_, c| c == "pottery"));
     assert!(r.items().iter().all(|i| i["name"].is_string()));

@@ -1,5 +1,5 @@
 //! Favorites (beyond the seeds): idempotent PUT and DELETE in the user's
-//! partition, newest first on GSI1, and each listing's `favoriteCount` kept
+//! partition, newest first on GSI6, and each listing's `favoriteCount` kept
 //! exactly once by the stream processor.
 
 use aws_lambda_events::dynamodb::EventRecord;

@@ -1,4 +1,4 @@
-//! Listings by price (beyond the seeds): a sparse GSI3 of active listings,
+//! Listings by price (beyond the seeds): a sparse GSI8 of active listings,
 //! price as zero-padded cents, kept by the stream processor with the
 //! other index keys of an active listing.
 

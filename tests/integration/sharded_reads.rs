@@ -435,7 +435,7 @@ async fn in_memory(parts: &[Vec<Ulid>], limit: usize) -> Vec<i64> {
                         .collect();
                     self.2.set(self.2.get() + items.len() as i64);
                     let more = items.len() == a.limit;
-                    (a, Answer { items, more })
+                    (a, Answer { items, more, units: 1 })
                 })
                 .collect())
         }

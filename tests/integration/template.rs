@@ -134,7 +134,10 @@ fn every_step_of_the_index_move_is_one_change() {
                 + indexes.iter().filter(|i| !was.contains(i)).count();
             assert_eq!(changed + usize::from(*read_cards != cards), 1, "step {step}: one change");
             // Reads never go to an index that does not exist at that step.
-            assert!(indexes.contains(&if cards { Index::Gsi6 } else { Index::Gsi1 }), "step {step}");
+            for card in [Index::Gsi6, Index::Gsi7, Index::Gsi8] {
+                let read = if cards { card } else { card.moved_from().unwrap() };
+                assert!(indexes.contains(&read), "step {step}: lists read {read}, not there");
+            }
         }
         before = Some((indexes, cards));
     }
@@ -147,6 +150,17 @@ fn every_step_of_the_index_move_is_one_change() {
     assert!(last.len() <= 5);
     let default = t.doc["Parameters"]["CardIndexMove"]["Default"].as_str();
     assert_eq!(default, Some(card_move::LAST.to_string().as_str()));
+}
+
+/// Every route of the template is an operation of the registry
+/// (`keyschema::patterns`), and every operation's route is one of them.
+#[test]
+fn every_route_is_an_operation_of_the_registry() {
+    let t = Template::project().unwrap();
+    let declared: BTreeSet<String> = t.routes().iter().map(|r| r.key()).collect();
+    let route = |r: &str| r.split('?').next().unwrap_or_default().to_owned();
+    let registered: BTreeSet<String> = keyschema::patterns::Op::ALL.iter().map(|op| route(op.route())).collect();
+    assert_eq!(declared, registered, "template.yaml and the registry disagree");
 }
 
 #[test]

@@ -225,7 +225,10 @@ pub async fn pages_bounded(
             Fullness::AtMost(n) => u16::try_from(n).unwrap_or(u16::MAX),
             _ => u16::MAX,
         };
-        broken.extend(holds(route, limit.min(most), &walked));
+        let stopped = walked.first().is_some_and(|p| p.reply.body["stoppedEarly"] == Value::Bool(true));
+        if !(stopped && fullness == Fullness::StoppedEarlyAllowed) {
+            broken.extend(holds(route, limit.min(most), &walked));
+        }
     }
     broken
 }

@@ -320,7 +320,9 @@ pub(crate) async fn raise_stock_shards(app: &Deps, req: Request) -> Result<Respo
         )));
     }
     let now = rfc3339(now_ms());
-    let count = Change::of(keys::product(&id)?, &now)
+    // Where the stock lies, not a catalog field: no `updatedAt` (the index
+    // copies hold it, not the stock's layout).
+    let count = Change::untimed(keys::product(&id)?)
         .set(write::attr::STOCK_SHARDS, keyschema::Value::n(wanted))
         .only_if(keyschema::Cond::ItemExists)
         .only_if(if had == 1 {

@@ -6,16 +6,20 @@
 //! its shard. A page is at most two rounds of queries over the shards,
 //! planned by [`fanout::page_planner`] and exact whatever the shards hold;
 //! the signed cursor carries the last key returned, the shard count read,
-//! the exhausted shards and a hint.
+//! the exhausted shards and a hint. A page keeps to the contract's bound
+//! ([`fanout::Budget::page`]): its second round reads what the first left,
+//! each card counted at the largest a card can be
+//! ([`ListingCard::MAX_STORED_BYTES`]); a page it cut short says
+//! `stoppedEarly` (its cursor goes on after its last listing).
 
 use std::marker::PhantomData;
 
-use api::{ApiError, Deps, ListBody, PageParams, Request, Response};
+use api::{ApiError, Deps, PageParams, Request, Response};
 use domain::answers::ListingCard;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Category, Listing, Money};
 use fanout::hint::Hint;
-use fanout::{bitmap, Answer, Ask, Asker, Cheapest, Keyed, Position};
+use fanout::{bitmap, Answer, Ask, Asker, Bounded, Budget, Cheapest, Keyed, Position};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::entities::listing;
 use keyschema::write::attr;
@@ -131,12 +135,23 @@ impl<V: View> Asker<V> for Shards<'_, V> {
                 let query = V::query(self.category, self.live[ask.part], &ask)?;
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
                 let page = self.app.store.query_exact::<V, _>(&query, limit, None).await?;
-                Ok::<_, ApiError>((ask, Answer { items: page.items, more: page.next.is_some() }))
+                let (more, units) = (page.next.is_some(), page.read_units);
+                Ok::<_, ApiError>((ask, Answer { items: page.items, more, units }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()
             .await
     }
+}
+
+/// A page of a category's listings.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BrowseBody {
+    items: Vec<ListingCard>,
+    next_cursor: Option<String>,
+    /// The page kept to its bound before it was full (`nextCursor` goes on).
+    stopped_early: bool,
 }
 
 /// Where the next page starts (see [`Position`]).
@@ -169,7 +184,7 @@ async fn walk<V: View>(
     let cached = match api::cache::found::<Category, _>(&app.store, &keys::category(category)?).await? {
         Some(c) => c.listing_shards.clamp(1, domain::shard::MAX_LISTING_SHARDS),
         // No such category: no listings, and nothing to query.
-        None => return Response::ok(&ListBody::<ListingCard> { items: Vec::new(), next_cursor: None }),
+        None => return Response::ok(&BrowseBody { items: Vec::new(), next_cursor: None, stopped_early: false }),
     };
     let (shards, at) = match &page.cursor {
         None => (cached, None),
@@ -193,9 +208,15 @@ async fn walk<V: View>(
     let live: Vec<u16> = (0..shards).filter(|s| at.as_ref().is_none_or(|p| !p.done[usize::from(*s)])).collect();
     let at_least = domain::shard::browse_first_round(live.len());
     let asker = Shards::<V> { app, category, live, view: PhantomData };
+    let limit = usize::from(page.limit);
+    // The category's read (a `GetItem` when this instance has no copy) comes
+    // out of the page's bound.
+    let budget = Budget::page(limit).less(1, 1);
+    let bounded = Bounded { budget, item_bytes: ListingCard::MAX_STORED_BYTES };
     let (items, next) =
-        fanout::page_reading_at_least(at_least, partitions, low, high, usize::from(page.limit), at.as_ref(), &asker)
+        fanout::page_reading_at_least(at_least, partitions, low, high, limit, at.as_ref(), Some(bounded), &asker)
             .await?;
+    let stopped_early = items.len() < limit && next.is_some();
     let next_cursor = next.map(|p| {
         let cursor = Cursor {
             before: V::encode(p.before),
@@ -209,7 +230,7 @@ async fn walk<V: View>(
     // a listing twice: once is enough.
     let mut seen = std::collections::HashSet::new();
     let items: Vec<ListingCard> = items.into_iter().map(View::card).filter(|l| seen.insert(l.listing_id)).collect();
-    Response::ok(&ListBody { items, next_cursor })
+    Response::ok(&BrowseBody { items, next_cursor, stopped_early })
 }
 
 /// Marketplace AP6: a category's active listings, newest first (public).

@@ -75,7 +75,7 @@ impl Asker<ByStatus> for Partitions<'_> {
                 let limit = u16::try_from(ask.limit).unwrap_or(u16::MAX);
                 let page = self.app.deps.store.query_exact::<Order, _>(&query, limit, None).await?;
                 let items = page.items.into_iter().map(ByStatus).collect();
-                Ok::<_, ApiError>((ask, Answer { items, more: page.next.is_some() }))
+                Ok::<_, ApiError>((ask, Answer { items, more: page.next.is_some(), units: page.read_units }))
             })
             .buffer_unordered(QUERIES_AT_ONCE)
             .try_collect()

@@ -133,6 +133,11 @@ impl ListingCard {
     /// The attributes a card reads (what an index holding cards projects).
     pub const ATTRIBUTES: &'static [&'static str] =
         &["listingId", "sellerId", "title", "price", "categoryId", "status", "location", "createdAt"];
+    /// The most a card's index copy can weigh, by DynamoDB's item size
+    /// (names and values, with the keys): the longest title in 4-byte
+    /// characters under the longest ids (tests/integration/bounds.rs holds
+    /// the copies read to it).
+    pub const MAX_STORED_BYTES: usize = 1536;
 }
 
 impl From<&Listing> for ListingCard {

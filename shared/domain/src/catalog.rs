@@ -85,7 +85,8 @@ pub struct Product {
     pub description: Option<String>,
     /// RFC 3339 creation time.
     pub created_at: String,
-    /// RFC 3339 time of the last change.
+    /// RFC 3339 time of the last change of its catalog fields (no stock
+    /// change, of its level or of its shares, sets it).
     pub updated_at: String,
 }
 

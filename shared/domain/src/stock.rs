@@ -30,7 +30,7 @@ pub struct ProductStock {
     pub stock_level: u32,
     /// The product's unit price.
     pub price: Money,
-    /// RFC 3339 time of the last change.
+    /// RFC 3339 time the share was made (a stock change sets no time).
     pub updated_at: String,
 }
 

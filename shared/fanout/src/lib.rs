@@ -5,11 +5,13 @@
 //! what to ask, the caller asks DynamoDB (or memory, in the tests).
 
 pub mod bitmap;
+pub mod budget;
 pub mod hint;
 pub mod key;
 pub mod nearest;
 pub mod page_planner;
 pub mod search;
 
+pub use budget::Budget;
 pub use key::{Cheapest, PageKey};
-pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Keyed, Position, Walk};
+pub use page_planner::{page, page_reading_at_least, Answer, Ask, Asker, Bounded, Keyed, Position, Walk};

@@ -40,10 +40,9 @@ use ulid::Ulid;
 
 use frontier::{Entry, Frontier};
 
-pub use budget::Budget;
-use budget::TYPICAL_ITEM_BYTES;
+pub use crate::budget::Budget;
+use crate::budget::{self, TYPICAL_ITEM_BYTES};
 
-mod budget;
 mod frontier;
 pub mod memory;
 mod merge;

@@ -47,6 +47,7 @@
 //! "Newest" and "oldest" below stand for the greatest and least keys of a
 //! [`PageKey`] (a cheapest-first key orders in reverse).
 
+use crate::budget::Budget;
 use crate::hint::{first_round_shares, hinted_shares, Hint, Known, HINT_PARTITIONS};
 use crate::key::PageKey;
 
@@ -81,6 +82,22 @@ pub struct Answer<T> {
     /// `LastEvaluatedKey`, which it also gives when it stopped exactly at
     /// the limit): `false` proves the range has nothing more.
     pub more: bool,
+    /// The 4 KB read units it was billed (`store::read_units`: 1 for a
+    /// query that read nothing).
+    pub units: usize,
+}
+
+/// What a page may read ([`Budget`]) and the most one item can weigh (a
+/// card of the longest fields): a page keeps its second round within what
+/// the first left, each item counted at that weight. The page stays exact;
+/// it holds fewer than `limit` items (its cursor going on after them) only
+/// when the second round could not read all it needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounded {
+    /// The page's requests and read units.
+    pub budget: Budget,
+    /// The largest item's bytes.
+    pub item_bytes: usize,
 }
 
 /// Answers a round of asks (each ask's answer, in any order).
@@ -141,14 +158,15 @@ pub async fn page<T: Keyed, A: Asker<T>>(
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
     let Walk { partitions, low, high, limit } = walk;
-    page_reading_at_least(1, partitions, low, high, limit, at, asker).await
+    page_reading_at_least(1, partitions, low, high, limit, at, None, asker).await
 }
 
 /// [`page`], asking each partition in the first round for at least
 /// `at_least` items (at most `limit + 1`): where a query is billed by the
 /// 4 KB read whatever it holds below that, a first round that reads a
 /// full unit of each partition costs no more and leaves the second round
-/// rarer (the page is exact either way).
+/// rarer (the page is exact either way); within `bounded` if given.
+#[allow(clippy::too_many_arguments)]
 pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
     at_least: usize,
     partitions: usize,
@@ -156,6 +174,7 @@ pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
     high: T::Key,
     limit: usize,
     at: Option<&Position<T::Key>>,
+    bounded: Option<Bounded>,
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
     let (high, mut done) = match at {
@@ -177,8 +196,10 @@ pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
     let mut seen: Vec<Seen<T>> = live.iter().map(|_| Seen { items: Vec::new(), unread_below: None }).collect();
 
     // Round 1: each live partition's newest few items.
-    let asks = shares.enumerate().map(|(part, limit)| Ask { part, low, high, limit }).collect();
+    let asks: Vec<_> = shares.enumerate().map(|(part, limit)| Ask { part, low, high, limit }).collect();
+    let mut left = bounded.map(|b| b.budget.less(asks.len(), 0));
     for (ask, answer) in asker.ask(asks).await? {
+        left = left.map(|l| l.less(0, answer.units));
         let s = &mut seen[ask.part];
         s.items = answer.items;
         // A query that stops with more to give has read at least one item
@@ -207,6 +228,9 @@ pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
             // Nothing can lie strictly between the bounds.
             _ => s.unread_below = floor,
         }
+    }
+    if let (Some(left), Some(b)) = (left, bounded) {
+        within(&mut asks, left, b.item_bytes);
     }
     if !asks.is_empty() {
         for (ask, answer) in asker.ask(asks).await? {
@@ -260,6 +284,20 @@ pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
         _ => None,
     };
     Ok((items, next))
+}
+
+/// A second round cut to what `left` holds: a query per request and unit
+/// left at most, those asking for the newest items first (they hide the
+/// page's newest), each asking for what its share of the units left holds
+/// of items of `item_bytes`. A partition not asked, or asked for less, keeps
+/// its bound where its answer leaves it, so the page stays exact.
+fn within<K: PageKey>(asks: &mut Vec<Ask<K>>, left: Budget, item_bytes: usize) {
+    asks.sort_by_key(|a| std::cmp::Reverse(a.high));
+    asks.truncate(left.requests.min(left.units));
+    let each = left.holds(asks.len(), item_bytes);
+    for ask in asks.iter_mut() {
+        ask.limit = ask.limit.min(each);
+    }
 }
 
 #[cfg(test)]

@@ -69,26 +69,26 @@ impl Index {
         }
     }
 
+    /// Its key attributes: partition, sort (two indexes on one pair: a
+    /// move's old and new).
+    const fn key_attributes(self) -> (&'static str, &'static str) {
+        match self {
+            Index::Table => (PK, SK),
+            Index::Gsi1 | Index::Gsi6 => ("gsi1pk", "gsi1sk"),
+            Index::Gsi2 | Index::Gsi7 => ("gsi2pk", "gsi2sk"),
+            Index::Gsi3 | Index::Gsi8 => ("gsi3pk", "gsi3sk"),
+            Index::Gsi4 | Index::Gsi5 => ("gsi4pk", "gsi4sk"),
+        }
+    }
+
     /// Partition key attribute.
     pub const fn pk(self) -> &'static str {
-        match self {
-            Index::Table => PK,
-            Index::Gsi1 | Index::Gsi6 => "gsi1pk",
-            Index::Gsi2 | Index::Gsi7 => "gsi2pk",
-            Index::Gsi3 | Index::Gsi8 => "gsi3pk",
-            Index::Gsi4 | Index::Gsi5 => "gsi4pk",
-        }
+        self.key_attributes().0
     }
 
     /// Sort key attribute.
     pub const fn sk(self) -> &'static str {
-        match self {
-            Index::Table => SK,
-            Index::Gsi1 | Index::Gsi6 => "gsi1sk",
-            Index::Gsi2 | Index::Gsi7 => "gsi2sk",
-            Index::Gsi3 | Index::Gsi8 => "gsi3sk",
-            Index::Gsi4 | Index::Gsi5 => "gsi4sk",
-        }
+        self.key_attributes().1
     }
 
     /// What the index holds of each item besides the keys (the table's and

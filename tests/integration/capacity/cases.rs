@@ -42,9 +42,17 @@ const G: &[&str] = &["GetItem"];
 const SHARDS: usize = 10;
 /// Near me: 12 cell queries of GSI5 (the cards: nothing more to read).
 const NEAR: &[&str] = &["Query"; 3];
-/// A removal: the favorite out (in GSI1), in a transaction with its token.
+/// A removal: the favorite out (in GSI6), in a transaction with its token.
 const REMOVE_FAVORITE_WCU: f64 = 8.0;
-/// A status move: the order and its GSI1-3 copies (the GSI3 key moved).
+/// A name: the user and its GSI6 copy (by email: the name is listed).
+const UPDATE_USER_WCU: f64 = 2.0;
+/// An email: the user and its GSI6 key moved, the guards moved, in a transaction.
+const MOVE_EMAIL_WCU: f64 = 16.0;
+/// The product's count and a new share, in a transaction.
+const RAISE_STOCK_SHARDS_WCU: f64 = 4.0;
+/// The review deleted and its order marked, in a transaction.
+const MODERATE_WCU: f64 = 8.0;
+/// A status move: the order and its GSI6-8 copies (the GSI8 key moved).
 const CONFIRM_ORDER_WCU: f64 = 5.0;
 
 /// The cases of an operation of the registry: its budgets and the requests
@@ -196,7 +204,7 @@ fn cases(op: Op) -> Vec<Case> {
             },
         )],
         Op::UpdateListing => vec![
-            // 5: the table and GSI1-3, and GSI5 (the card has the price).
+            // 5: the table and GSI6-7 (the card has the price), GSI8 in place, GSI5.
             case("update listing", "PATCH /listings/{listingId}", &["UpdateItem", "GetItem"], 1.0, 5.0, None, || {
                 req("PATCH /listings/{listingId}")
                     .path("listingId", LISTING_IDS[0])
@@ -344,8 +352,78 @@ fn cases(op: Op) -> Vec<Case> {
                     .json(json!({ "rating": 5, "body": "Prompt payment." }))
             },
         )],
-        // The same request as marketplace AP1, measured there.
+        // The same request as marketplace AP1, measured there (the case names both).
         Op::EcommerceAp6 => vec![],
+        Op::GetMe => {
+            vec![case("get me", "GET /users/me", G, 0.5, 0.0, None, || req("GET /users/me").by(As::User("bob")))]
+        }
+        Op::UpdateUser => vec![
+            case("update user, a name", "PATCH /users/{userId}", &["UpdateItem"], 0.0, UPDATE_USER_WCU, None, || {
+                req("PATCH /users/{userId}").path("userId", "bob").by(As::User("bob")).json(json!({ "name": "Robert" }))
+            }),
+            case(
+                "update user, an email",
+                "PATCH /users/{userId}",
+                &["GetItem", "TransactWriteItems"],
+                1.0,
+                MOVE_EMAIL_WCU,
+                None,
+                || {
+                    req("PATCH /users/{userId}")
+                        .path("userId", "bob")
+                        .by(As::User("bob"))
+                        .json(json!({ "email": "robert@example.com" }))
+                },
+            ),
+        ],
+        Op::CreateBrand => vec![case("create brand", "POST /brands", &["PutItem"], 0.0, 1.0, None, || {
+            req("POST /brands").by(As::Admin).json(json!({ "name": "Umbrella", "id": "umbrella" }))
+        })],
+        Op::CreateCategory => vec![case("create category", "POST /categories", &["PutItem"], 0.0, 1.0, None, || {
+            req("POST /categories").by(As::Admin).json(json!({ "name": "Lamps", "id": "lamps" }))
+        })],
+        Op::RaiseListingShards => vec![case(
+            "raise listing shards",
+            "PATCH /categories/{categoryId}",
+            &["GetItem", "UpdateItem"],
+            1.0,
+            1.0,
+            None,
+            || {
+                req("PATCH /categories/{categoryId}")
+                    .path("categoryId", "pottery")
+                    .by(As::Admin)
+                    .json(json!({ "listingShards": 2 }))
+            },
+        )],
+        Op::RaiseStockShards => vec![case(
+            "raise stock shards",
+            "PATCH /products/{productId}",
+            &["Query", "TransactWriteItems", "Query"],
+            2.0,
+            RAISE_STOCK_SHARDS_WCU,
+            None,
+            || {
+                req("PATCH /products/{productId}")
+                    .path("productId", PRODUCT_IDS[0])
+                    .by(As::Admin)
+                    .json(json!({ "stockShards": 2 }))
+            },
+        )],
+        Op::ModerateReview => vec![case(
+            "moderate review",
+            "DELETE /users/{userId}/reviews/{reviewId}",
+            &["TransactWriteItems"],
+            0.0,
+            MODERATE_WCU,
+            None,
+            || {
+                req("DELETE /users/{userId}/reviews/{reviewId}")
+                    .path("userId", "erin")
+                    .path("reviewId", local_stack::demo::REVIEW_ID)
+                    .by(As::Admin)
+            },
+        )],
         Op::RemoveFavorite => vec![case(
             "remove favorite",
             "DELETE /users/me/favorites/{listingId}",

@@ -57,7 +57,9 @@ impl Asker<It> for Memory {
                     .collect();
                 self.reads.borrow_mut().push((round, items.len()));
                 let more = items.len() == ask.limit;
-                (ask, Answer { items, more })
+                // The mix's cards (0.35 KB) in 4 KB units.
+                let units = (items.len() * CARD_BYTES).div_ceil(4096).max(1);
+                (ask, Answer { items, more, units })
             })
             .collect())
     }
@@ -70,6 +72,9 @@ fn now<F: Future>(f: F) -> Option<F::Output> {
         Poll::Pending => None,
     }
 }
+
+/// A browse card's bytes in the mix (`itemKb.card`, 0.35 KB).
+const CARD_BYTES: usize = 358;
 
 /// A deterministic stream of numbers (xorshift).
 fn next(state: &mut u64) -> u64 {
@@ -97,7 +102,14 @@ pub fn first_page(shards: u16, limit: usize) -> [(f64, f64); 2] {
         }
         let memory = Memory { parts, reads: RefCell::default(), round: RefCell::default() };
         let at_least = domain::shard::browse_first_round(n);
-        let _ = now(fanout::page_reading_at_least(at_least, n, Ulid(0), Ulid(u128::MAX), limit, None, &memory));
+        // As the browse handler reads: within the page's bound.
+        let bounded = fanout::Bounded {
+            budget: fanout::Budget::page(limit),
+            item_bytes: domain::answers::ListingCard::MAX_STORED_BYTES,
+        };
+        let page =
+            fanout::page_reading_at_least(at_least, n, Ulid(0), Ulid(u128::MAX), limit, None, Some(bounded), &memory);
+        let _ = now(page);
         for (round, read) in memory.reads.into_inner() {
             queries[round - 1] += 1;
             items[round - 1] += read;

@@ -69,8 +69,9 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let kb_all = kb.product + shares * kb.share;
             vec![read(access::product_with_details(&ids.product)?, 1.0, kb_all)]
         }
-        Op::CatalogAp8 => vec![read(access::products_by_category(&ids.category)?, page, kb.product)],
-        Op::CatalogAp6 => vec![read(access::products_by_brand(&ids.brand)?, page, kb.product)],
+        // Of GSI7 and GSI6, the products' cards (a listing card's size).
+        Op::CatalogAp8 => vec![read(access::products_by_category(&ids.category)?, page, kb.card)],
+        Op::CatalogAp6 => vec![read(access::products_by_brand(&ids.brand)?, page, kb.card)],
         // First pages from memory for a minute (catalog's FIRST_PAGES).
         Op::CatalogAp2 => vec![cached(read(access::categories()?, page, kb.small), 60.0)],
         Op::CatalogAp1 => vec![cached(read(access::brands()?, page, kb.small), 60.0)],
@@ -283,7 +284,14 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         | Op::EcommerceAp8
         | Op::CreateProduct
         | Op::SignUp
-        | Op::SendMessage => {
+        | Op::SendMessage
+        | Op::GetMe
+        | Op::UpdateUser
+        | Op::CreateBrand
+        | Op::CreateCategory
+        | Op::RaiseListingShards
+        | Op::RaiseStockShards
+        | Op::ModerateReview => {
             return Err(format!("`{}` is not in the capacity model (tools/capacity/src/kinds.rs)", kind.name()).into())
         }
     })

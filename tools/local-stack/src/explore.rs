@@ -157,12 +157,14 @@ fn fill(pattern: &Pattern, params: &BTreeMap<String, String>) -> Result<Request,
 /// Where to explore, and the DynamoDB Local kept alive while we do.
 async fn connect(aws: bool) -> Result<(Store, Option<DynamoDbLocal>), String> {
     let table = std::env::var(store::TABLE_VAR).unwrap_or_else(|_| crate::DEFAULT_TABLE.to_owned());
+    // As the functions read (`LIST_INDEX_READS`, while GSI1-3 move to GSI6-8).
+    let reads = store::IndexReads::from_env()?;
     if aws {
         let client = store::aws_sdk_dynamodb::Client::from_conf(store::client::config(&Endpoint::Aws).await.build());
-        return Ok((Store::new(client, table), None));
+        return Ok((Store::new(client, table).reading(reads), None));
     }
     if let Endpoint::Url(url) = Endpoint::from_env() {
-        return Ok((Store::new(crate::connect(&url, None).await, table), None));
+        return Ok((Store::new(crate::connect(&url, None).await, table).reading(reads), None));
     }
     eprintln!("(no DYNAMODB_ENDPOINT: a fresh DynamoDB Local with the demo data)");
     let local = tokio::task::spawn_blocking(DynamoDbLocal::start)

@@ -19,7 +19,8 @@ async fn target() -> Result<(Store, store::Endpoint), String> {
         (Err(_), _) => return Err("set TABLE_NAME (and DYNAMODB_ENDPOINT for a local table)".into()),
     };
     let client = store::aws_sdk_dynamodb::Client::from_conf(store::client::config(&endpoint).await.build());
-    Ok((Store::new(client, table), endpoint))
+    // As the functions read (`LIST_INDEX_READS`, while GSI1-3 move to GSI6-8).
+    Ok((Store::new(client, table).reading(store::IndexReads::from_env()?), endpoint))
 }
 
 fn value<T: std::str::FromStr>(args: &[String], flag: &str) -> Result<Option<T>, String> {

@@ -46,6 +46,10 @@ struct Memory<K> {
     read: RefCell<usize>,
     rounds: RefCell<usize>,
     queries: RefCell<usize>,
+    /// Each item's bytes, for the units a query is billed (0: one a query).
+    item_bytes: usize,
+    /// The 4 KB units the page read.
+    units: RefCell<usize>,
 }
 
 impl<K> Memory<K> {
@@ -57,6 +61,8 @@ impl<K> Memory<K> {
             read: RefCell::default(),
             rounds: RefCell::default(),
             queries: RefCell::default(),
+            item_bytes: 0,
+            units: RefCell::default(),
         }
     }
 }
@@ -76,7 +82,9 @@ impl<K: PageKey> Asker<It<K>> for Memory<K> {
                 let items: Vec<It<K>> = range.iter().take(ask.limit).map(|u| It(*u)).collect();
                 *self.read.borrow_mut() += items.len();
                 let more = if self.more_at_limit { items.len() == ask.limit } else { range.len() > ask.limit };
-                (ask, Answer { items, more })
+                let units = (items.len() * self.item_bytes).div_ceil(4096).max(1);
+                *self.units.borrow_mut() += units;
+                (ask, Answer { items, more, units })
             })
             .collect())
     }
@@ -88,11 +96,25 @@ struct Walk<K> {
     read: usize,
     max_rounds: usize,
     max_queries: usize,
+    /// The most units a page read.
+    max_units: usize,
 }
 
 fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize, at_least: usize) -> Walk<K> {
+    walk_within(memory, low, high, limit, at_least, None)
+}
+
+fn walk_within<K: PageKey>(
+    memory: &Memory<K>,
+    low: K,
+    high: K,
+    limit: usize,
+    at_least: usize,
+    bounded: Option<Bounded>,
+) -> Walk<K> {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let (mut pages, mut at, mut max_rounds, mut max_queries) = (Vec::new(), None::<Position<K>>, 0, 0);
+    let (mut pages, mut at, mut max_rounds, mut max_queries, mut max_units) =
+        (Vec::new(), None::<Position<K>>, 0, 0, 0);
     *memory.read.borrow_mut() = 0;
     loop {
         let live: Vec<usize> = match &at {
@@ -102,14 +124,25 @@ fn walk<K: PageKey>(memory: &Memory<K>, low: K, high: K, limit: usize, at_least:
         *memory.live.borrow_mut() = live;
         *memory.rounds.borrow_mut() = 0;
         *memory.queries.borrow_mut() = 0;
+        *memory.units.borrow_mut() = 0;
         let (items, next) = runtime
-            .block_on(page_reading_at_least(at_least, memory.parts.len(), low, high, limit, at.as_ref(), memory))
+            .block_on(page_reading_at_least(
+                at_least,
+                memory.parts.len(),
+                low,
+                high,
+                limit,
+                at.as_ref(),
+                bounded,
+                memory,
+            ))
             .unwrap();
         max_rounds = max_rounds.max(*memory.rounds.borrow());
         max_queries = max_queries.max(*memory.queries.borrow());
+        max_units = max_units.max(*memory.units.borrow());
         pages.push(items.iter().map(|i| i.0).collect());
         match next {
-            None => return Walk { pages, read: *memory.read.borrow(), max_rounds, max_queries },
+            None => return Walk { pages, read: *memory.read.borrow(), max_rounds, max_queries, max_units },
             Some(p) => at = Some(p),
         }
         assert!(pages.len() < 100_000, "the walk ends");
@@ -177,6 +210,67 @@ fn random_walks_are_exact() {
             assert_exact(&walk(&memory, low, high, limit, 1), &parts, low, high, limit, &case);
         }
     }
+}
+
+/// Within a page's budget (`Bounded`: the contract's bound, the largest
+/// cards): random walks over 1 to 16 partitions of 1.5 KB items stay exact
+/// and end; every page keeps to its requests and units (a page short of
+/// its limit only where the cut left it so, its cursor going on); and with
+/// the budget left out the same walks pass it, so the budget is what holds
+/// them (800 walks).
+#[test]
+fn walks_within_a_budget_are_exact_and_keep_to_it() {
+    let (mut over_without, mut short, mut typical_short, mut typical_pages) = (0, 0, 0, 0);
+    for seed in 1..=400u64 {
+        let mut rng = rng(seed);
+        let n_parts = [1usize, 2, 8, 16][rng.random_range(0..4) as usize];
+        let n = rng.random_range(0..600) as usize;
+        let hot = rng.random_range(0..3) == 0;
+        let mut parts = vec![Vec::new(); n_parts];
+        let mut ms = T0;
+        for _ in 0..n {
+            ms += 1 + rng.random_range(0..60_000);
+            // Bursts on a few partitions make the second round wide.
+            let p = if hot && rng.random_range(0..2) == 0 {
+                rng.random_range(0..2) as usize % n_parts
+            } else {
+                rng.random_range(0..n_parts as u64) as usize
+            };
+            parts[p].push(Ulid::from_parts(ms, u128::from(rng.random::<u64>())));
+        }
+        for p in &mut parts {
+            p.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        let limit = [1usize, 5, 20, 50, 100][rng.random_range(0..5) as usize];
+        let budget = crate::budget::Budget::page(limit);
+        let bounded = Bounded { budget, item_bytes: 1536 };
+        let at_least = if n_parts >= 16 { 2 } else { 4 };
+        let (low, high) = (Ulid(0), Ulid(u128::MAX));
+        let mut memory = Memory::new(parts.clone(), true);
+        memory.item_bytes = 1536;
+        let case = format!("seed {seed}: {n} items on {n_parts} partitions (hot {hot}), limit {limit}");
+        let w = walk_within(&memory, low, high, limit, at_least, Some(bounded));
+        let mut want: Vec<Ulid> = parts.iter().flatten().copied().collect();
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(
+            w.pages.iter().flatten().copied().collect::<Vec<_>>(),
+            want,
+            "{case}: every item once, newest first"
+        );
+        assert!(w.max_queries <= budget.requests, "{case}: {} queries", w.max_queries);
+        assert!(w.max_units <= budget.units, "{case}: {} units", w.max_units);
+        assert!(w.pages.iter().all(|p| !p.is_empty() || want.is_empty()), "{case}: an empty page");
+        short += w.pages.iter().rev().skip(1).filter(|p| p.len() < limit).count();
+        let free = walk(&memory, low, high, limit, at_least);
+        over_without += usize::from(free.max_queries > budget.requests || free.max_units > budget.units);
+        memory.item_bytes = 358;
+        let typical = walk_within(&memory, low, high, limit, at_least, Some(bounded));
+        typical_short += typical.pages.iter().rev().skip(1).filter(|p| p.len() < limit).count();
+        typical_pages += typical.pages.len();
+    }
+    println!("typical cards: {typical_short} of {typical_pages} pages cut short");
+    assert!(over_without > 0, "without the budget some walks pass it");
+    println!("{over_without} of 400 walks pass the bound without the budget; {short} pages cut short with it");
 }
 
 /// Cheapest first: random prices (few distinct ones, so many ties broken

@@ -275,6 +275,15 @@ declare_registry! {
             },
             "GET /orders?status=&from=&to=",
         ),
+        GetMe => (
+            "get me",
+            "get me",
+            "the caller's own profile, with its email",
+            "GetItem",
+            EntityType::User,
+            || Ok(Get(keys::user(&suser("user"))?.into())),
+            "GET /users/me",
+        ),
         CategoryRating => (
             "category rating",
             "get category",
@@ -294,6 +303,35 @@ declare_registry! {
             "POST /products",
         ),
         SignUp => ("sign-up", "the caller's account, its email unique", "TransactWriteItems", EntityType::User, "POST /users"),
+        UpdateUser => (
+            "update user",
+            "the caller's name or email (an email moves its guard: a transaction)",
+            "UpdateItem (a name), GetItem + TransactWriteItems (an email)",
+            EntityType::User,
+            "PATCH /users/{userId}",
+        ),
+        CreateBrand => ("create brand", "a brand of the catalog (admin)", "PutItem", EntityType::Brand, "POST /brands"),
+        CreateCategory => (
+            "create category",
+            "a category, with its listing shards (admin)",
+            "PutItem",
+            EntityType::Category,
+            "POST /categories",
+        ),
+        RaiseListingShards => (
+            "raise listing shards",
+            "a category's listing shards raised, as its traffic grows (admin)",
+            "GetItem + UpdateItem",
+            EntityType::Category,
+            "PATCH /categories/{categoryId}",
+        ),
+        RaiseStockShards => (
+            "raise stock shards",
+            "a product's stock shared over more items, as its orders grow (admin)",
+            "Query + TransactWriteItems",
+            EntityType::Product,
+            "PATCH /products/{productId}",
+        ),
         CreateListing => (
             "create listing",
             "a listing of the caller's, with its description",
@@ -363,6 +401,13 @@ declare_registry! {
             "GetItem x2 + TransactWriteItems",
             EntityType::Review,
             "POST /orders/{orderId}/reviews",
+        ),
+        ModerateReview => (
+            "moderate review",
+            "a review removed by moderation (admin)",
+            "TransactWriteItems",
+            EntityType::Review,
+            "DELETE /users/{userId}/reviews/{reviewId}",
         ),
     }
 }

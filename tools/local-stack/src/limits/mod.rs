@@ -68,7 +68,7 @@ pub struct Settings {
 pub struct Stats {
     /// Requests proxied.
     pub requests: u64,
-    /// Requests refused for throughput, by partition (`GSI2 CATEGORY#books`).
+    /// Requests refused for throughput, by partition (`GSI7 CATEGORY#books`).
     pub throttled: BTreeMap<String, u64>,
     /// Requests cancelled by a conflict, by item (`pk / sk`).
     pub conflicts: BTreeMap<String, u64>,

@@ -1,7 +1,9 @@
-//! What a near page may read: the contract's bound per page, in DynamoDB
-//! requests and 4 KB read units (0.5 RCU each, eventually consistent).
+//! What a page may read: the contract's bound per page, in DynamoDB
+//! requests and 4 KB read units (0.5 RCU each, eventually consistent), for
+//! the near search ([`crate::nearest`]) and the pages over shards
+//! ([`crate::page_planner`]).
 //!
-//! Once a page has looked at an item, each round's asks are sized so that
+//! Near me: once a page has looked at an item, each round's asks are sized so that
 //! what they read fits what is left, every item counted at the most the
 //! answers so far show items to be on average (a typical item's size
 //! before); a page stops (`stopped_early`) when the next cell to read does
@@ -21,11 +23,11 @@ const UNIT_BYTES: usize = 4096;
 /// The least an answer of `items` billed `units` shows its items to be on
 /// average (its units are its bytes rounded up to a unit, so more than
 /// `units - 1` units' bytes): 0 if it shows nothing.
-pub(super) fn least_item_bytes(units: usize, items: usize) -> usize {
+pub(crate) fn least_item_bytes(units: usize, items: usize) -> usize {
     units.saturating_sub(1).saturating_mul(UNIT_BYTES) / items.max(1)
 }
 /// A typical item's bytes: a listing's card in the near index.
-pub(super) const TYPICAL_ITEM_BYTES: usize = 512;
+pub(crate) const TYPICAL_ITEM_BYTES: usize = 512;
 
 /// Requests and 4 KB read units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +50,7 @@ impl Budget {
     /// How many of a round's asks (each sending the queries given, nearest
     /// first) fit what is left, a request and a unit per query, and the
     /// requests they send.
-    pub(super) fn fit(self, queries: impl Iterator<Item = usize>) -> (usize, usize) {
+    pub(crate) fn fit(self, queries: impl Iterator<Item = usize>) -> (usize, usize) {
         let (mut fit, mut requests) = (0, 0);
         for q in queries {
             if requests + q > self.requests.min(self.units) {
@@ -61,7 +63,7 @@ impl Budget {
 
     /// The items one query of `requests` may ask for: the units left shared
     /// between them, each item of `item_bytes` (at least one).
-    pub(super) fn holds(self, requests: usize, item_bytes: usize) -> usize {
+    pub(crate) fn holds(self, requests: usize, item_bytes: usize) -> usize {
         let share = (self.units / requests.max(1)).max(1);
         (share.saturating_mul(UNIT_BYTES) / item_bytes.max(1)).max(1)
     }
