@@ -252,25 +252,22 @@ def main():
         kind = r.choices([k for k, _ in kinds], weights=[w for _, w in kinds])[0]
         category = pick(r, "category", "books", cold_categories)
         listing = pick(r, "listing", viral, listings[1:])
-        if kind == "browse category":
-            api.call("GET", f"/categories/{category}/listings?limit=20")
-        elif kind == "browse by price":
-            api.call("GET", f"/categories/{category}/listings?limit=20&sort=price")
-        elif kind == "get listing":
-            api.call("GET", f"/listings/{listing}")
-        elif kind == "seller listings":
-            who = pick(r, "seller", "alice", [f"load-buyer-{n}" for n in range(args.buyers)])
-            api.call("GET", f"/sellers/{who}/listings/active", tok)
-        elif kind == "get product":
-            api.call("GET", f"/products/{pick(r, 'product', hot_product, list(products))}")
-        elif kind == "products by category":
-            api.call("GET", f"/categories/{category}/products")
-        elif kind == "products by brand":
-            api.call("GET", f"/brands/{pick(r, 'brand', 'acme', ['globex', 'initech'])}/products")
-        elif kind == "list categories":
-            api.call("GET", "/categories")
-        elif kind == "list brands":
-            api.call("GET", "/brands")
+        # The reads: a path each (the seller's listings with the caller's token).
+        reads = {
+            "browse category": lambda: f"/categories/{category}/listings?limit=20",
+            "browse by price": lambda: f"/categories/{category}/listings?limit=20&sort=price",
+            "get listing": lambda: f"/listings/{listing}",
+            "seller listings": lambda: "/sellers/{}/listings/active".format(
+                pick(r, "seller", "alice", [f"load-buyer-{n}" for n in range(args.buyers)])
+            ),
+            "get product": lambda: f"/products/{pick(r, 'product', hot_product, list(products))}",
+            "products by category": lambda: f"/categories/{category}/products",
+            "products by brand": lambda: f"/brands/{pick(r, 'brand', 'acme', ['globex', 'initech'])}/products",
+            "list categories": lambda: "/categories",
+            "list brands": lambda: "/brands",
+        }
+        if kind in reads:
+            api.call("GET", reads[kind](), tok if kind == "seller listings" else None)
         elif kind == "create listing":
             who = seller if r.random() < share.get("seller", 0) else tok
             status, l = api.call("POST", "/listings", who, {"title": f"Hot {key}", "price": 7, "categoryId": category})

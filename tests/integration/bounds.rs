@@ -17,7 +17,7 @@
 
 use domain::geo::{Cell, Location, CELL_LEN};
 use integration_tests::hostile::Hostile;
-use integration_tests::metered::{assert_within, check, once, pages_within, Bound, Fullness, Function, Route};
+use integration_tests::metered::{assert_pages_within, assert_within, check, once, Bound, Fullness, Function, Route};
 use integration_tests::{req, As, TestTable};
 
 /// Listings of the longest title and description (17 KB items).
@@ -54,6 +54,14 @@ async fn long_listings(h: &mut Hostile<'_>, seller: &'static str) -> Vec<String>
     ids
 }
 
+/// A search for `q` on the data `data` names, holding `holds`: a page
+/// answers at most 50 (the contract: each listing is read on its own, 0.5
+/// RCU at least).
+fn search(q: &str, data: &str, holds: usize) -> Route {
+    let r = req("GET /search/listings").query("q", q);
+    Route::new(&format!("GET /search/listings?q={q} ({data})"), Function::Listings, r, holds).full(Fullness::AtMost(50))
+}
+
 fn near(lat: f64, lon: f64, radius_km: f64) -> integration_tests::Req {
     req("GET /listings/near").query("lat", lat).query("lon", lon).query("radiusKm", radius_km)
 }
@@ -75,12 +83,27 @@ async fn one_listing_costs_at_most_5_rcu() {
 /// first left (`fanout::Bounded`), so it may stop before it is full.
 #[tokio::test]
 async fn browse_newest_within_page_bounds() {
+    browse_within_page_bounds(None).await;
+}
+
+#[tokio::test]
+async fn browse_by_price_within_page_bounds() {
+    browse_within_page_bounds(Some("price")).await;
+}
+
+/// Browse `sort`ed (the newest first without) over [`long_listings`], the
+/// category read from the table (not remembered).
+async fn browse_within_page_bounds(sort: Option<&str>) {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
     api::cache::forget(&t.deps.store, &keyschema::keys::category(&WIDE.parse().unwrap()).unwrap());
-    let route = req("GET /categories/{categoryId}/listings").path("categoryId", WIDE);
-    let route = Route::new("GET /categories/{id}/listings (newest)", Function::Listings, route, LONG);
-    assert_within(&pages_within(&t, &meter, &route, Fullness::StoppedEarlyAllowed).await);
+    let mut route = req("GET /categories/{categoryId}/listings").path("categoryId", WIDE);
+    if let Some(sort) = sort {
+        route = route.query("sort", sort);
+    }
+    let name = format!("GET /categories/{{id}}/listings?sort={}", sort.unwrap_or("newest"));
+    let route = Route::new(&name, Function::Listings, route, LONG);
+    assert_pages_within(&t, &meter, [route.full(Fullness::StoppedEarlyAllowed)]).await;
 }
 
 /// The largest cards' index copies weigh at most what a browse page counts
@@ -100,55 +123,28 @@ async fn the_largest_cards_weigh_at_most_their_bound() {
 }
 
 #[tokio::test]
-async fn browse_by_price_within_page_bounds() {
-    let (t, meter) = TestTable::with_meter().await;
-    long_listings(&mut Hostile::on(&t), SELLER).await;
-    api::cache::forget(&t.deps.store, &keyschema::keys::category(&WIDE.parse().unwrap()).unwrap());
-    let route = req("GET /categories/{categoryId}/listings").path("categoryId", WIDE).query("sort", "price");
-    let route = Route::new("GET /categories/{id}/listings?sort=price", Function::Listings, route, LONG);
-    assert_within(&pages_within(&t, &meter, &route, Fullness::StoppedEarlyAllowed).await);
-}
-
-#[tokio::test]
 async fn a_seller_s_listings_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
-    let mut broken = Vec::new();
-    for (name, r) in [
+    let routes = [
         ("GET /sellers/{id}/listings (owner)", req("GET /sellers/{sellerId}/listings").by(As::User(SELLER))),
         (
             "GET /sellers/{id}/listings?status=active",
             req("GET /sellers/{sellerId}/listings").query("status", "active").by(As::User("fan")),
         ),
         ("GET /sellers/{id}/listings/active", req("GET /sellers/{sellerId}/listings/active")),
-    ] {
-        let route = Route::new(name, Function::Listings, r.path("sellerId", SELLER), LONG);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
-    }
-    assert_within(&broken);
+    ];
+    let routes = routes.map(|(name, r)| Route::new(name, Function::Listings, r.path("sellerId", SELLER), LONG));
+    assert_pages_within(&t, &meter, routes).await;
 }
 
-/// A page answers at most 50 (the contract: each listing is read on its
-/// own, 0.5 RCU at least).
 #[tokio::test]
 async fn search_long_titles_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
-    let mut broken = Vec::new();
-    for q in ["lamp", "la"] {
-        let route = Route::new(
-            &format!("GET /search/listings?q={q} (long listings)"),
-            Function::Listings,
-            req("GET /search/listings").query("q", q),
-            LONG,
-        );
-        broken.extend(pages_within(&t, &meter, &route, Fullness::AtMost(50)).await);
-    }
-    assert_within(&broken);
+    assert_pages_within(&t, &meter, ["lamp", "la"].map(|q| search(q, "long listings", LONG))).await;
 }
 
-/// A page answers at most 50 (the contract: each listing is read on its
-/// own, 0.5 RCU at least).
 #[tokio::test]
 async fn search_expanding_titles_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
@@ -157,18 +153,9 @@ async fn search_expanding_titles_within_page_bounds() {
     h.category("words", 1).await;
     h.expanding_listings(SELLER, "words", EXPANDING).await;
     h.index().await;
-    let mut broken = Vec::new();
     // The last: an exact word (cut to 32 bytes as the title's is) and a prefix.
-    for q in ["s", "s\u{3316}", "b\u{3316}\u{3316} s"] {
-        let route = Route::new(
-            &format!("GET /search/listings?q={q} (expanding titles)"),
-            Function::Listings,
-            req("GET /search/listings").query("q", q),
-            EXPANDING,
-        );
-        broken.extend(pages_within(&t, &meter, &route, Fullness::AtMost(50)).await);
-    }
-    assert_within(&broken);
+    let queries = ["s", "s\u{3316}", "b\u{3316}\u{3316} s"];
+    assert_pages_within(&t, &meter, queries.map(|q| search(q, "expanding titles", EXPANDING))).await;
 }
 
 #[tokio::test]
@@ -176,19 +163,14 @@ async fn search_expanding_titles_within_page_bounds() {
 async fn near_long_listings_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
-    let mut broken = Vec::new();
     let (lat, lon) = (paris().lat, paris().lon);
-    for (name, r, fullness) in [
-        ("GET /listings/near (long listings, 50 km)", near(lat, lon, 50.0), Fullness::Full),
-        (
-            "GET /listings/near?categoryId=wide (long listings)",
-            near(lat, lon, 50.0).query("categoryId", WIDE),
-            Fullness::StoppedEarlyAllowed,
-        ),
-    ] {
-        broken.extend(pages_within(&t, &meter, &Route::new(name, Function::Listings, r, LONG), fullness).await);
-    }
-    assert_within(&broken);
+    let wide = near(lat, lon, 50.0).query("categoryId", WIDE);
+    let routes = [
+        Route::new("GET /listings/near (long listings, 50 km)", Function::Listings, near(lat, lon, 50.0), LONG),
+        Route::new("GET /listings/near?categoryId=wide (long listings)", Function::Listings, wide, LONG)
+            .full(Fullness::StoppedEarlyAllowed),
+    ];
+    assert_pages_within(&t, &meter, routes).await;
 }
 
 /// [`SPOT`] listings of category `spot` at [`spot`], indexed; a category
@@ -211,7 +193,7 @@ async fn near_a_spot_for_a_category_it_lacks_within_page_bounds() {
     spot_of_1000(&t).await;
     let r = near(spot().lat, spot().lon, 1.0).query("categoryId", "other");
     let route = Route::new("GET /listings/near?categoryId=other (the spot, 1 km)", Function::Listings, r, 0);
-    assert_within(&pages_within(&t, &meter, &route, Fullness::StoppedEarlyAllowed).await);
+    assert_pages_within(&t, &meter, [route.full(Fullness::StoppedEarlyAllowed)]).await;
 }
 
 /// Issue 33 item 3 too: a page at a spot holding a thousand answers its
@@ -223,23 +205,19 @@ async fn near_a_spot_of_1000_listings_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     spot_of_1000(&t).await;
     let (at, away) = (spot(), spot().toward(0.005, 90.0));
-    let mut broken = Vec::new();
-    for (name, r, fullness, holds) in [
-        ("GET /listings/near (1,000 at the spot, radius 0)", near(at.lat, at.lon, 0.0), Fullness::Full, SPOT),
-        ("GET /listings/near (1,000 at the spot, radius 1 km)", near(at.lat, at.lon, 1.0), Fullness::Full, SPOT),
-        ("GET /listings/near (5 m from the spot, radius 0)", near(away.lat, away.lon, 0.0), Fullness::Full, 0),
-        ("GET /listings/near (5 m from the spot, radius 4 m)", near(away.lat, away.lon, 0.004), Fullness::Full, 0),
+    let routes = [
+        ("GET /listings/near (1,000 at the spot, radius 0)", near(at.lat, at.lon, 0.0), SPOT),
+        ("GET /listings/near (1,000 at the spot, radius 1 km)", near(at.lat, at.lon, 1.0), SPOT),
+        ("GET /listings/near (5 m from the spot, radius 0)", near(away.lat, away.lon, 0.0), 0),
+        ("GET /listings/near (5 m from the spot, radius 4 m)", near(away.lat, away.lon, 0.004), 0),
         (
             "GET /listings/near?categoryId=spot (the spot, 1 km)",
             near(at.lat, at.lon, 1.0).query("categoryId", "spot"),
-            Fullness::Full,
             SPOT,
         ),
-    ] {
-        let route = Route::new(name, Function::Listings, r, holds);
-        broken.extend(pages_within(&t, &meter, &route, fullness).await);
-    }
-    assert_within(&broken);
+    ];
+    assert_pages_within(&t, &meter, routes.map(|(name, r, holds)| Route::new(name, Function::Listings, r, holds)))
+        .await;
 }
 
 /// The radius a search of 50 km at `(lat, lon)` searches: near a pole the
@@ -275,29 +253,27 @@ async fn near_the_poles_and_the_antimeridian_within_page_bounds() {
         h.listings("seller-3", bodies).await;
     }
     h.index().await;
-    let mut broken = Vec::new();
+    let mut routes = Vec::new();
     for (lat, lon) in places {
         let radius = allowed_radius(&t, lat, lon).await;
         // Its own listings within the radius (the places are far apart).
         let holds = (0..POLAR).filter(|i| *i as f64 * 0.3 <= radius - 0.001).count();
         let name = format!("GET /listings/near (lat {lat}, lon {lon}, {radius} km)");
-        let route = Route::new(&name, Function::Listings, near(lat, lon, radius), holds);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
+        routes.push(Route::new(&name, Function::Listings, near(lat, lon, radius), holds));
     }
-    assert_within(&broken);
+    assert_pages_within(&t, &meter, routes).await;
 }
 
 #[tokio::test]
 async fn near_a_pole_of_an_empty_table_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
-    let mut broken = Vec::new();
+    let mut routes = Vec::new();
     for (lat, lon) in [(90.0, 0.0), (-90.0, 0.0), (0.0, 180.0), (89.5, 10.0), (-87.0, -60.0)] {
         let radius = allowed_radius(&t, lat, lon).await;
         let name = format!("GET /listings/near (empty table, lat {lat}, lon {lon}, {radius} km)");
-        let route = Route::new(&name, Function::Listings, near(lat, lon, radius), 0);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
+        routes.push(Route::new(&name, Function::Listings, near(lat, lon, radius), 0));
     }
-    assert_within(&broken);
+    assert_pages_within(&t, &meter, routes).await;
 }
 
 #[tokio::test]
@@ -308,6 +284,5 @@ async fn favorites_within_page_bounds() {
     h.favorites("fan", &ids[..120]).await;
     h.index().await;
     let r = req("GET /users/me/favorites").by(As::User("fan"));
-    let route = Route::new("GET /users/me/favorites", Function::Users, r, 120);
-    assert_within(&pages_within(&t, &meter, &route, Fullness::Full).await);
+    assert_pages_within(&t, &meter, [Route::new("GET /users/me/favorites", Function::Users, r, 120)]).await;
 }

@@ -22,7 +22,7 @@
 use domain::model::OrderStatus;
 use integration_tests::hostile::{listing_body, longest_title, Hostile, ORDER_SHARDS};
 use integration_tests::metered::{
-    assert_within, check, once, pages_bounded, pages_within, Bound, Fullness, Function, Route,
+    assert_pages_within, assert_within, check, once, pages_within, Bound, Bounded, Fullness, Function, Route,
 };
 use integration_tests::pricing::item_size;
 use integration_tests::{req, As, TestTable};
@@ -59,21 +59,10 @@ async fn buyer_and_seller_orders_within_page_bounds() {
     let products = h.products("brand-o", "shelf", 25).await;
     h.catalog_orders("buyer-o", &products, MANY).await;
     h.index().await;
-    let mut broken = Vec::new();
-    for (name, r) in [
-        (
-            "GET /buyers/{id}/orders",
-            req("GET /buyers/{buyerId}/orders").path("buyerId", "buyer-o").by(As::User("buyer-o")),
-        ),
-        (
-            "GET /sellers/{id}/orders",
-            req("GET /sellers/{sellerId}/orders").path("sellerId", "seller-o").by(As::User("seller-o")),
-        ),
-    ] {
-        let route = Route::new(name, Function::Orders, r, MANY);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
-    }
-    assert_within(&broken);
+    let buyer = req("GET /buyers/{buyerId}/orders").path("buyerId", "buyer-o").by(As::User("buyer-o"));
+    let seller = req("GET /sellers/{sellerId}/orders").path("sellerId", "seller-o").by(As::User("seller-o"));
+    let routes = [("GET /buyers/{id}/orders", buyer), ("GET /sellers/{id}/orders", seller)];
+    assert_pages_within(&t, &meter, routes.map(|(name, r)| Route::new(name, Function::Orders, r, MANY))).await;
 }
 
 #[tokio::test]
@@ -87,19 +76,18 @@ async fn admin_status_views_within_their_shard_bound() {
     h.index().await;
     let largest = stored_size(&t, format!("ORDER#{}", catalog[0]), "#METADATA").await;
     assert!(largest <= ORDER_ITEM_BYTES, "an order of 25 lines is {largest} bytes");
-    let mut broken = Vec::new();
     let one = usize::from(ORDER_SHARDS);
     let all = OrderStatus::ALL.len() * one;
-    for (name, r, partitions, holds) in [
+    let routes = [
         ("GET /orders?status=pending (admin)", req("GET /orders").query("status", "pending"), one, 20 + MANY),
         ("GET /orders?status=delivered (admin)", req("GET /orders").query("status", "delivered"), one, 20),
         ("GET /orders (admin, all statuses)", req("GET /orders"), all, 40 + MANY),
-    ] {
-        let route = Route::new(name, Function::Orders, r.by(As::Admin), holds);
-        let bound = |limit| Bound::fan_out(partitions, limit, ORDER_ITEM_BYTES);
-        broken.extend(pages_bounded(&t, &meter, &route, Fullness::Full, bound).await);
-    }
-    assert_within(&broken);
+    ];
+    let routes = routes.map(|(name, r, partitions, holds)| {
+        Route::new(name, Function::Orders, r.by(As::Admin), holds)
+            .bounded(Bounded::FanOut(partitions, ORDER_ITEM_BYTES))
+    });
+    assert_pages_within(&t, &meter, routes).await;
 }
 
 #[tokio::test]
@@ -116,13 +104,10 @@ async fn reviews_within_their_byte_bound() {
     let largest = stored_size(&t, "USER#seller-o".into(), &format!("REVIEW#{id}")).await;
     assert!(largest <= BODY_ITEM_BYTES, "a review of the longest body is {largest} bytes");
     let written = req("GET /users/{userId}/reviews/written").path("userId", "buyer-o").by(As::User("buyer-o"));
-    let mut broken = Vec::new();
-    for (name, r) in [("GET /users/{id}/reviews", about), ("GET /users/{id}/reviews/written", written)] {
-        let route = Route::new(name, Function::Reviews, r, MANY);
-        let bound = |limit| Bound::bodies(limit, BODY_ITEM_BYTES, 0);
-        broken.extend(pages_bounded(&t, &meter, &route, Fullness::Full, bound).await);
-    }
-    assert_within(&broken);
+    let routes = [("GET /users/{id}/reviews", about), ("GET /users/{id}/reviews/written", written)];
+    let routes = routes
+        .map(|(name, r)| Route::new(name, Function::Reviews, r, MANY).bounded(Bounded::Bodies(BODY_ITEM_BYTES, 0)));
+    assert_pages_within(&t, &meter, routes).await;
 }
 
 #[tokio::test]
@@ -133,8 +118,7 @@ async fn messages_within_their_byte_bound() {
     h.messages(&placed[0], ["buyer-o", "seller-o"], MANY).await;
     let r = req("GET /orders/{orderId}/messages").path("orderId", &placed[0]).by(As::User("buyer-o"));
     let route = Route::new("GET /orders/{id}/messages", Function::Orders, r, MANY);
-    let bound = |limit| Bound::bodies(limit, BODY_ITEM_BYTES, 1);
-    assert_within(&pages_bounded(&t, &meter, &route, Fullness::Full, bound).await);
+    assert_pages_within(&t, &meter, [route.bounded(Bounded::Bodies(BODY_ITEM_BYTES, 1))]).await;
 }
 
 #[tokio::test]
@@ -142,8 +126,7 @@ async fn product_lists_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     let h = Hostile::on(&t);
     h.products("brand-p", "cat-p", 120).await;
-    let mut broken = Vec::new();
-    for (name, r) in [
+    let routes = [
         ("GET /brands/{id}/products", req("GET /brands/{brandId}/products").path("brandId", "brand-p")),
         (
             "GET /brands/{id}/products?categoryId=",
@@ -154,23 +137,16 @@ async fn product_lists_within_page_bounds() {
             "GET /categories/{id}/products?brandId=",
             req("GET /categories/{categoryId}/products").path("categoryId", "cat-p").query("brandId", "brand-p"),
         ),
-    ] {
-        let route = Route::new(name, Function::Catalog, r, 120);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
-    }
-    assert_within(&broken);
+    ];
+    assert_pages_within(&t, &meter, routes.map(|(name, r)| Route::new(name, Function::Catalog, r, 120))).await;
 }
 
 #[tokio::test]
 async fn brands_and_categories_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     Hostile::on(&t).groupings(120).await;
-    let mut broken = Vec::new();
-    for (name, r) in [("GET /categories", req("GET /categories")), ("GET /brands", req("GET /brands"))] {
-        let route = Route::new(name, Function::Catalog, r, 120);
-        broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
-    }
-    assert_within(&broken);
+    let routes = [("GET /categories", req("GET /categories")), ("GET /brands", req("GET /brands"))];
+    assert_pages_within(&t, &meter, routes.map(|(name, r)| Route::new(name, Function::Catalog, r, 120))).await;
 }
 
 /// One item each (a product of the longest texts, an order of 25 lines, a
@@ -201,6 +177,6 @@ async fn single_items_within_the_one_item_bound() {
     }
     let lines = req("GET /orders/{orderId}/items").path("orderId", &order).by(As::User("buyer-o"));
     let route = Route::new("GET /orders/{id}/items (25 lines)", Function::Orders, lines, 25);
-    broken.extend(pages_within(&t, &meter, &route, Fullness::Full).await);
+    broken.extend(pages_within(&t, &meter, &route).await);
     assert_within(&broken);
 }

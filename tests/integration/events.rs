@@ -53,29 +53,22 @@ async fn run_http_events(dir: &str, function: &str, routes_in_code: &[&str]) {
     assert_eq!(covered, all, "every {function} route has a sample event");
 }
 
-#[tokio::test]
-async fn catalog_events_run_against_demo_data() {
-    run_http_events("catalog", "CatalogFunction", catalog::ROUTES).await;
+/// A test per HTTP function: its sample events run, and cover its routes.
+macro_rules! http_events {
+    ($($test:ident: $dir:literal, $function:literal, $routes:expr;)*) => {$(
+        #[tokio::test]
+        async fn $test() {
+            run_http_events($dir, $function, $routes).await;
+        }
+    )*};
 }
 
-#[tokio::test]
-async fn users_events_run_against_demo_data() {
-    run_http_events("users", "UsersFunction", users::ROUTES).await;
-}
-
-#[tokio::test]
-async fn listings_events_run_against_demo_data() {
-    run_http_events("listings", "ListingsFunction", listings::ROUTES).await;
-}
-
-#[tokio::test]
-async fn reviews_events_run_against_demo_data() {
-    run_http_events("reviews", "ReviewsFunction", reviews::ROUTES).await;
-}
-
-#[tokio::test]
-async fn orders_events_run_against_demo_data() {
-    run_http_events("orders", "OrdersFunction", orders::ROUTES).await;
+http_events! {
+    catalog_events_run_against_demo_data: "catalog", "CatalogFunction", catalog::ROUTES;
+    users_events_run_against_demo_data: "users", "UsersFunction", users::ROUTES;
+    listings_events_run_against_demo_data: "listings", "ListingsFunction", listings::ROUTES;
+    reviews_events_run_against_demo_data: "reviews", "ReviewsFunction", reviews::ROUTES;
+    orders_events_run_against_demo_data: "orders", "OrdersFunction", orders::ROUTES;
 }
 
 /// Stream batches: every record is processed and none is reported failed;

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use integration_tests::workload::id_of;
-use integration_tests::{catalog, listings, new_listing, orders, req, sign_up_all, As, Reply, TestTable};
+use integration_tests::{catalog, listings, move_order, new_listing, orders, req, sign_up_all, As, Reply, TestTable};
 use maintenance::expire::{sweep, Sweep};
 use serde_json::json;
 
@@ -223,8 +223,7 @@ async fn a_buyers_cancel_after_the_sweepers_is_answered_and_gives_nothing_back_t
     assert_eq!(r.status, 201, "{:?}", r.body);
     let id = id_of(&r.body, "orderId");
     assert_eq!(sweep(&t.deps.store, SHARDS, Duration::ZERO).await.unwrap().cancelled, 1);
-    let cancel =
-        req("PATCH /orders/{orderId}").path("orderId", &id).by(As::User("bob")).json(json!({ "status": "cancelled" }));
+    let cancel = move_order(&id, As::User("bob"), "cancelled");
     let late = orders(&t.deps, SHARDS, cancel).await;
     assert_eq!((late.status, late.body["status"].as_str()), (200, Some("cancelled")), "{:?}", late.body);
     assert_eq!(cancels_of(&t, &id).await, 1, "one write cancelled it");

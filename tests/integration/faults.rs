@@ -8,7 +8,9 @@
 //! quotes.
 
 use integration_tests::faults::{Fault, Faults};
-use integration_tests::{catalog, listings, orders, process_stream, req, stream_records, As, Reply, TestTable};
+use integration_tests::{
+    catalog, listings, move_order, orders, process_stream, req, stream_records, As, Reply, TestTable,
+};
 use serde_json::json;
 
 const SHARDS: u16 = 10;
@@ -86,12 +88,7 @@ async fn cell(fault: Fault, operation: &'static str) -> String {
         "cancel order" => {
             let placed = orders(&t.deps, SHARDS, place()).await;
             let id = placed.body["orderId"].as_str().unwrap().to_owned();
-            let cancel = || {
-                req("PATCH /orders/{orderId}")
-                    .path("orderId", &id)
-                    .by(As::User("fault-buyer"))
-                    .json(json!({ "status": "cancelled" }))
-            };
+            let cancel = || move_order(&id, As::User("fault-buyer"), "cancelled");
             plan(&faults, "TransactWriteItems", fault);
             let first = orders(&t.deps, SHARDS, cancel()).await;
             assert_ne!(first.status, 500, "{fault:?} {operation}: {:?}", first.body);

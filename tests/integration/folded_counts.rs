@@ -110,21 +110,7 @@ async fn a_count_kept_before_parts_stays_and_concurrent_folds_add_once() {
     let t = TestTable::with_demo_data().await;
     let listing = new_listing_id(&t).await;
     let key = keyschema::keys::listing(&listing.parse().unwrap()).unwrap();
-    let raw_add = |key: keyschema::Key, expr: &'static str, values: Vec<(&'static str, i64)>| {
-        let mut update = t
-            .deps
-            .store
-            .client()
-            .update_item()
-            .table_name(t.deps.store.table())
-            .set_key(Some(store::item::key_item(&key)))
-            .update_expression(expr);
-        for (name, value) in values {
-            update = update.expression_attribute_values(name, store::item::n(value));
-        }
-        update.send()
-    };
-    raw_add(key.clone().into(), "ADD favoriteCount :c", vec![(":c", 5)]).await.unwrap();
+    t.raw_update(key, "ADD favoriteCount :c", &[], &[(":c", store::item::n(5))]).await;
     for fan in fans(&t, 3).await {
         assert_eq!(users(&t.deps, favorite(&listing, fan)).await.status, 201);
     }
@@ -134,20 +120,12 @@ async fn a_count_kept_before_parts_stays_and_concurrent_folds_add_once() {
     let aggregate = ListingFavorites::of(&listing.parse().unwrap(), None).unwrap();
     // A part gains 2 (a batch's counts), its record not yet delivered.
     let part = keyschema::keys::aggregate_part(aggregate.kind.tag(), &aggregate.of, &7).unwrap();
-    t.deps
-        .store
-        .client()
-        .update_item()
-        .table_name(t.deps.store.table())
-        .set_key(Some(store::item::key_item(&part.into())))
-        .update_expression("ADD #c :c, rev :r SET entityType = :e")
-        .expression_attribute_names("#c", "count")
-        .expression_attribute_values(":c", store::item::n(2))
-        .expression_attribute_values(":r", store::item::n(1))
-        .expression_attribute_values(":e", store::item::s(EntityType::AggregatePart.as_str()))
-        .send()
-        .await
-        .unwrap();
+    let values = [
+        (":c", store::item::n(2)),
+        (":r", store::item::n(1)),
+        (":e", store::item::s(EntityType::AggregatePart.as_str())),
+    ];
+    t.raw_update(part, "ADD #c :c, rev :r SET entityType = :e", &[("#c", "count")], &values).await;
     let folds: Vec<_> = (0..8)
         .map(|_| {
             let (store, aggregate) = (t.deps.store.clone(), aggregate.clone());
@@ -189,17 +167,7 @@ async fn reconcile_folds_what_was_not_folded_and_repairs_a_drift_beside_parts() 
     assert_eq!(count(&t, &listing).await, 3, "folded");
     // A drift on the holder (a lost write): repaired beside the parts.
     let key = keyschema::keys::listing(&listing.parse().unwrap()).unwrap();
-    t.deps
-        .store
-        .client()
-        .update_item()
-        .table_name(t.deps.store.table())
-        .set_key(Some(store::item::key_item(&key.into())))
-        .update_expression("ADD favoriteCount :c")
-        .expression_attribute_values(":c", store::item::n(4))
-        .send()
-        .await
-        .unwrap();
+    t.raw_update(key, "ADD favoriteCount :c", &[], &[(":c", store::item::n(4))]).await;
     let report = maintenance::reconcile::run(&t.deps.store, Default::default()).await;
     assert_eq!(report.of(maintenance::reconcile::Kind::Aggregate(AggregateKind::ListingFavorites)).repaired, 1);
     assert_eq!(count(&t, &listing).await, 3);

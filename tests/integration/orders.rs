@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use domain::ids::{OrderId, UserId};
 use domain::model::{Money, Order, OrderLine, OrderStatus};
-use integration_tests::{catalog, listings, orders, req, As, Reply, TestTable};
+use integration_tests::{catalog, listings, move_order, orders, req, As, Reply, TestTable};
 use serde_json::json;
 use ulid::Ulid;
 
@@ -152,8 +152,7 @@ async fn lifecycle_is_conditional_and_cancel_undoes() {
     let confirm = req("PATCH /orders/{orderId}").path("orderId", &cid).json(json!({ "status": "confirmed" }));
     assert_eq!(orders(&t.deps, SHARDS, confirm.clone().by(As::User("bob"))).await.status, 403);
     assert_eq!(orders(&t.deps, SHARDS, confirm.by(As::Admin)).await.status, 200);
-    let cancel =
-        req("PATCH /orders/{orderId}").path("orderId", &cid).by(As::User("bob")).json(json!({ "status": "cancelled" }));
+    let cancel = move_order(&cid, As::User("bob"), "cancelled");
     assert_eq!(orders(&t.deps, SHARDS, cancel).await.status, 200);
     assert_eq!(stock(&t).await, Some(300), "cancelling restores stock");
 }

