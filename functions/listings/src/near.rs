@@ -190,7 +190,8 @@ struct NearBody {
     /// The page reached its bound of rounds or of what it may read before
     /// it was full (a category filter, listings of long titles, a place
     /// denser than any measured); the cursor goes on after the last listing
-    /// looked at. A page can also be short because
+    /// looked at (beside a crowded place, before it looked at any: the
+    /// cursor reads that place on). A page can also be short because
     /// listings it found were sold a moment before: only a `null` cursor
     /// ends the walk.
     stopped_early: bool,

@@ -24,7 +24,9 @@
 //! after the last item looked at (distance and id): cells wholly nearer
 //! are never queried again, and a crowded place the page looked at in part
 //! is read from where it was left ([`After::within`]). Once it has looked
-//! at an item a page keeps to its [`Budget`] (the contract's bound).
+//! at an item a page keeps to its [`Budget`] (the contract's bound); before,
+//! it reads a crowded place only as far as the budget holds, and stops
+//! there (empty) when the budget is spent, its cursor reading the place on.
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
@@ -33,16 +35,18 @@
 //! `a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost`: a page at
 //! a place holding a thousand reads about what it answers.
 
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
+use cursor::{further, within};
 use frontier::{Entry, Frontier};
 
 pub use crate::budget::Budget;
 use crate::budget::{self, TYPICAL_ITEM_BYTES};
 
+mod cursor;
 mod frontier;
 pub mod memory;
 mod merge;
@@ -225,6 +229,9 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let mut frontier = Frontier::new(at, radius_km, after.as_ref(), holds, cells);
     let (mut out, mut cost) = (Vec::new(), Cost::default());
     let mut looked_at: Option<(f64, Ulid)> = None;
+    // A page that stopped before it looked at an item: its cursor's
+    // crowded places, each read on further than the page started.
+    let mut stopped: Option<Vec<Within>> = None;
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
     // Cells per round: few (a page of 20 in a city needs about a dozen
@@ -276,22 +283,35 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         // Once the page has looked at an item, within what is left: a
         // request and a unit per query, the nearest cells first, each
         // reading what its share of the units holds; none fits: the page
-        // stops (its cursor goes on after that item). Before, it reads on as
-        // if it had no budget: it could not move its cursor on (a crowd
-        // beside the point must be read whole before any of it comes out;
-        // every cell at a pole is as near), and smaller asks would only
-        // split cells into more queries.
+        // stops (its cursor goes on after that item). Before, it reads every
+        // cell of the round as if it had no budget (a crowd beside the point
+        // must be read whole before any of it comes out; every cell at a
+        // pole is as near; smaller asks would only split cells into more
+        // queries), but a crowded place (a full-length cell) only as far as
+        // what is left holds: once nothing fits, a page that read on in such
+        // a place stops, its cursor reading on from there ([`After::within`],
+        // `stopped`); one that did not reads on without a budget (its cursor
+        // could not move on).
         let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
-        let (fit, requests, holds) = match looked_at {
-            None => (cells.len(), cells.iter().map(queries).sum(), usize::MAX),
-            Some(_) => match left.fit(cells.iter().map(queries)) {
-                (0, _) => {
+        let all: usize = cells.iter().map(queries).sum();
+        let (fit, requests, holds) = match (looked_at, left.fit(cells.iter().map(queries))) {
+            (Some(_), (0, _)) => {
+                heap.extend(cells);
+                cost.stopped_early = true;
+                break;
+            }
+            (Some(_), (fit, requests)) => (fit, requests, left.holds(requests, item_bytes)),
+            (None, (0, _)) => {
+                let on = within(heap, read.clone(), after.as_ref());
+                if further(&on, after.as_ref().map_or(&[], |a| &a.within)) {
                     heap.extend(cells);
                     cost.stopped_early = true;
+                    stopped = Some(on);
                     break;
                 }
-                (fit, requests) => (fit, requests, left.holds(requests, item_bytes)),
-            },
+                (cells.len(), all, usize::MAX)
+            }
+            (None, _) => (cells.len(), all, left.holds(all, item_bytes)),
         };
         heap.extend(cells.drain(fit..));
         let most = |prefix: &str, greedy: bool| {
@@ -303,7 +323,10 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 (true, false) => wanted.max(CELL_LIMIT),
                 _ => CELL_LIMIT,
             };
-            most.min(holds)
+            match looked_at {
+                None if prefix.len() < HASH_LEN => most,
+                _ => most.min(holds),
+            }
         };
         let asks: Vec<CellAsk> = cells
             .into_iter()
@@ -341,55 +364,18 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         let grow = cost.rounds >= GROW_AFTER || frontier.heap.len() == found_before;
         at_once = if grow { (at_once * 2).min(CELLS_AT_ONCE) } else { base };
     }
-    let next = match (looked_at, frontier.heap.is_empty()) {
-        (Some((km, id)), false) => Some(After { km, id, within: within(&frontier.heap, read, after.as_ref()) }),
-        _ => None,
+    let next = match (looked_at, stopped, frontier.heap.is_empty()) {
+        (_, _, true) => None,
+        (Some((km, id)), _, false) => Some(After { km, id, within: within(&frontier.heap, read, after.as_ref()) }),
+        // Where the page started (nowhere: nothing is nearer than 0 km or
+        // has an id below 0), with the crowded places read on.
+        (None, Some(within), false) => {
+            let (km, id) = after.as_ref().map_or((0.0, Ulid(0)), |a| (a.km, a.id));
+            Some(After { km, id, within })
+        }
+        (None, None, false) => None,
     };
     Ok((out, next, cost))
-}
-
-/// The full-length cells a page looked at in part, for its cursor: of each
-/// cell read (its reads run on from its start or from where the cursor
-/// left it), the greatest key read below every item still unreturned; the
-/// [`MAX_WITHIN`] cells read most.
-fn within<T>(
-    heap: &BinaryHeap<Entry<T>>,
-    read: BTreeMap<String, BTreeMap<String, Ulid>>,
-    after: Option<&After>,
-) -> Vec<Within> {
-    let mut waiting: BTreeMap<&str, &str> = BTreeMap::new();
-    for entry in heap {
-        if let Entry::Item { key, .. } = entry {
-            if let Some(cell) = key.get(..HASH_LEN) {
-                let least = waiting.entry(cell).or_insert(key);
-                if key.as_str() < *least {
-                    *least = key;
-                }
-            }
-        }
-    }
-    let mut cells: Vec<(usize, Within)> = read
-        .iter()
-        .filter_map(|(cell, keys)| {
-            let below = match waiting.get(cell.as_str()) {
-                Some(least) => {
-                    keys.range::<str, _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(*least))).next_back()
-                }
-                None => keys.iter().next_back(),
-            };
-            let before = after.and_then(|a| a.within.iter().find(|w| w.key.get(..HASH_LEN) == Some(cell.as_str())));
-            let here = below.map(|(key, id)| Within { key: key.clone(), id: *id });
-            let best = match (here, before) {
-                (Some(h), Some(b)) if b.key > h.key => b.clone(),
-                (Some(h), _) => h,
-                (None, b) => b?.clone(),
-            };
-            Some((keys.len(), best))
-        })
-        .filter(|(n, _)| *n > 1)
-        .collect();
-    cells.sort_by_key(|c| std::cmp::Reverse(c.0));
-    cells.into_iter().take(MAX_WITHIN).map(|(_, w)| w).collect()
 }
 
 #[cfg(test)]

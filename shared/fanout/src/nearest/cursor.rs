@@ -1,0 +1,91 @@
+//! Where a page leaves off in crowded places: the full-length cells it
+//! looked at in part, for its cursor ([`super::After::within`]).
+
+use std::collections::{BTreeMap, BinaryHeap};
+
+use domain::geo::HASH_LEN;
+use ulid::Ulid;
+
+use super::frontier::Entry;
+use super::{After, Within, MAX_WITHIN};
+
+/// Whether a cursor within `now` reads on from further than one within
+/// `before`: each cell of `before` as far at least, and one further (so a
+/// walk of such pages ends: each reads a crowded place on).
+pub(super) fn further(now: &[Within], before: &[Within]) -> bool {
+    let key = |of: &[Within], cell: &Within| {
+        of.iter().find(|w| w.key.get(..HASH_LEN) == cell.key.get(..HASH_LEN)).map(|w| w.key.clone())
+    };
+    before.iter().all(|b| key(now, b).is_some_and(|k| k >= b.key))
+        && now.iter().any(|n| key(before, n).is_none_or(|k| n.key > k))
+}
+
+/// The full-length cells a page looked at in part, for its cursor: of each
+/// cell read (its reads run on from its start or from where the cursor
+/// left it), the greatest key read below every item still unreturned; the
+/// [`MAX_WITHIN`] cells read most.
+pub(super) fn within<T>(
+    heap: &BinaryHeap<Entry<T>>,
+    read: BTreeMap<String, BTreeMap<String, Ulid>>,
+    after: Option<&After>,
+) -> Vec<Within> {
+    let mut waiting: BTreeMap<&str, &str> = BTreeMap::new();
+    for entry in heap {
+        if let Entry::Item { key, .. } = entry {
+            if let Some(cell) = key.get(..HASH_LEN) {
+                let least = waiting.entry(cell).or_insert(key);
+                if key.as_str() < *least {
+                    *least = key;
+                }
+            }
+        }
+    }
+    let mut cells: Vec<(usize, Within)> = read
+        .iter()
+        .filter_map(|(cell, keys)| {
+            let below = match waiting.get(cell.as_str()) {
+                Some(least) => {
+                    keys.range::<str, _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(*least))).next_back()
+                }
+                None => keys.iter().next_back(),
+            };
+            let before = after.and_then(|a| a.within.iter().find(|w| w.key.get(..HASH_LEN) == Some(cell.as_str())));
+            let here = below.map(|(key, id)| Within { key: key.clone(), id: *id });
+            let best = match (here, before) {
+                (Some(h), Some(b)) if b.key > h.key => b.clone(),
+                (Some(h), _) => h,
+                (None, b) => b?.clone(),
+            };
+            Some((keys.len(), best))
+        })
+        .filter(|(n, _)| *n > 1)
+        .collect();
+    cells.sort_by_key(|c| std::cmp::Reverse(c.0));
+    cells.into_iter().take(MAX_WITHIN).map(|(_, w)| w).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(key: &str) -> Within {
+        Within { key: key.to_owned(), id: Ulid(1) }
+    }
+
+    /// A page stopped before it looked at an item moves its walk on only
+    /// if it read a crowded place further and lost none (else its next
+    /// page could do the same again, for ever).
+    #[test]
+    fn a_cursor_is_further_only_when_it_reads_a_place_on_and_loses_none() {
+        let (a1, a2, b1) = (w("dr5regw3p#01"), w("dr5regw3p#02"), w("dr5regw3q#01"));
+        let (a1, a2, b1, a1b1, a2b1) =
+            (vec![a1.clone()], vec![a2.clone()], vec![b1.clone()], vec![a1, b1.clone()], vec![a2, b1]);
+        assert!(further(&a1, &[]));
+        assert!(further(&a2, &a1));
+        assert!(further(&a2b1, &a1b1));
+        assert!(!further(&[], &[]));
+        assert!(!further(&a1, &a1));
+        assert!(!further(&a1, &a2));
+        assert!(!further(&b1, &a1), "a place read on, another lost");
+    }
+}
