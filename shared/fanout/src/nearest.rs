@@ -303,7 +303,11 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             (Some(_), (fit, requests)) => (fit, requests, left.holds(requests, item_bytes)),
             (None, (0, _)) => {
                 let on = within(heap, read.clone(), after.as_ref());
-                if further(&on, after.as_ref().map_or(&[], |a| &a.within)) {
+                // A crowd: a place that held more than a query of it asks.
+                let crowded = |w: &Within| {
+                    w.key.get(..HASH_LEN).and_then(|cell| read.get(cell)).is_some_and(|keys| keys.len() > CELL_LIMIT)
+                };
+                if further(&on, after.as_ref().map_or(&[], |a| &a.within), crowded) {
                     heap.extend(cells);
                     cost.stopped_early = true;
                     stopped = Some(on);

@@ -10,14 +10,15 @@ use super::frontier::Entry;
 use super::{After, Within, MAX_WITHIN};
 
 /// Whether a cursor within `now` reads on from further than one within
-/// `before`: each cell of `before` as far at least, and one further (so a
-/// walk of such pages ends: each reads a crowded place on).
-pub(super) fn further(now: &[Within], before: &[Within]) -> bool {
+/// `before`: each cell of `before` as far at least, and one that
+/// `crowded` says is a crowd further (so a walk of such pages ends: each
+/// reads a crowded place on).
+pub(super) fn further(now: &[Within], before: &[Within], crowded: impl Fn(&Within) -> bool) -> bool {
     let key = |of: &[Within], cell: &Within| {
         of.iter().find(|w| w.key.get(..HASH_LEN) == cell.key.get(..HASH_LEN)).map(|w| w.key.clone())
     };
     before.iter().all(|b| key(now, b).is_some_and(|k| k >= b.key))
-        && now.iter().any(|n| key(before, n).is_none_or(|k| n.key > k))
+        && now.iter().any(|n| crowded(n) && key(before, n).is_none_or(|k| n.key > k))
 }
 
 /// The full-length cells a page looked at in part, for its cursor: of each
@@ -80,12 +81,15 @@ mod tests {
         let (a1, a2, b1) = (w("dr5regw3p#01"), w("dr5regw3p#02"), w("dr5regw3q#01"));
         let (a1, a2, b1, a1b1, a2b1) =
             (vec![a1.clone()], vec![a2.clone()], vec![b1.clone()], vec![a1, b1.clone()], vec![a2, b1]);
-        assert!(further(&a1, &[]));
-        assert!(further(&a2, &a1));
-        assert!(further(&a2b1, &a1b1));
-        assert!(!further(&[], &[]));
-        assert!(!further(&a1, &a1));
-        assert!(!further(&a1, &a2));
-        assert!(!further(&b1, &a1), "a place read on, another lost");
+        let all = |_: &Within| true;
+        assert!(further(&a1, &[], all));
+        assert!(further(&a2, &a1, all));
+        assert!(further(&a2b1, &a1b1, all));
+        assert!(!further(&[], &[], all));
+        assert!(!further(&a1, &a1, all));
+        assert!(!further(&a1, &a2, all));
+        assert!(!further(&b1, &a1, all), "a place read on, another lost");
+        assert!(!further(&a2, &a1, |_| false), "no crowd read on");
+        assert!(!further(&a2b1, &a1b1, |w| w.key.starts_with("dr5regw3q")), "only a place that is no crowd on");
     }
 }
