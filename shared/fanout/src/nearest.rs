@@ -25,8 +25,9 @@
 //! are never queried again, and a crowded place the page looked at in part
 //! is read from where it was left ([`After::within`]). Once it has looked
 //! at an item a page keeps to its [`Budget`] (the contract's bound); before,
-//! it reads a crowded place only as far as the budget holds, and stops
-//! there (empty) when the budget is spent, its cursor reading the place on.
+//! it reads the rest of a crowded place only as far as the budget holds,
+//! and once it is spent stops there (empty) if its cursor reads a crowd
+//! further and loses no place the old one held ([`cursor::further`]).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
@@ -57,7 +58,7 @@ pub use merge::merged;
 pub const CELL_LIMIT: usize = 32;
 /// Items a query of the rest of a crowded place asks for when none of what
 /// it held came out before the rest (the point is not on it): all of it
-/// (DynamoDB stops a page at 1 MB).
+/// (DynamoDB stops a page at 1 MB), as far as the page's budget holds.
 const GREEDY_LIMIT: usize = 4_000;
 /// Cells queried in one round: at most this many ...
 const CELLS_AT_ONCE: usize = 64;
@@ -144,7 +145,8 @@ pub trait CellAsker<T> {
 /// and so has every item of each `within` cell up to its key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct After {
-    /// The distance of the last item returned.
+    /// The distance of the last item looked at (0 before any: a page
+    /// stopped beside a crowd keeps where it started).
     pub km: f64,
     /// Its id.
     pub id: Ulid,
@@ -189,7 +191,8 @@ pub struct Cost {
     /// The page stopped before it was full: it reached [`MAX_ROUNDS`] (a
     /// filter, see [`page_where`], or a place denser than any measured) or
     /// its [`Budget`] (items of many bytes); its cursor goes on after the
-    /// last item looked at.
+    /// last item looked at, or, where it looked at none beside a crowd,
+    /// from where it left the crowd.
     pub stopped_early: bool,
 }
 
@@ -214,7 +217,8 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
 /// others are looked at in order and passed over. A rare kind in a dense
 /// radius would read on and on, so once it has looked at an item (so that
 /// every page moves the cursor on) a page stops after [`MAX_ROUNDS`], or
-/// when its next cells would take it past `budget`, saying so in its cost.
+/// when its next cells would take it past `budget`, saying so in its cost;
+/// before, only beside a crowd whose cursor it moves on (see the loop).
 pub async fn page_where<T: Placed, A: CellAsker<T>>(
     at: Location,
     radius_km: f64,
@@ -230,7 +234,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let (mut out, mut cost) = (Vec::new(), Cost::default());
     let mut looked_at: Option<(f64, Ulid)> = None;
     // A page that stopped before it looked at an item: its cursor's
-    // crowded places, each read on further than the page started.
+    // places, a crowd among them read further than the page started.
     let mut stopped: Option<Vec<Within>> = None;
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
@@ -287,11 +291,12 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         // cell of the round as if it had no budget (a crowd beside the point
         // must be read whole before any of it comes out; every cell at a
         // pole is as near; smaller asks would only split cells into more
-        // queries), but a crowded place (a full-length cell) only as far as
-        // what is left holds: once nothing fits, a page that read on in such
-        // a place stops, its cursor reading on from there ([`After::within`],
-        // `stopped`); one that did not reads on without a budget (its cursor
-        // could not move on).
+        // queries), but the rest of a crowded place (a full-length cell read
+        // whole at once, `greedy`) only as far as what is left holds: once
+        // nothing fits, a page whose cursor would read a crowd further, and
+        // every place the old cursor did as far, stops there, empty
+        // ([`After::within`], `stopped`); any other reads on without a
+        // budget (its cursor could not move on).
         let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
         let all: usize = cells.iter().map(queries).sum();
         let (fit, requests, holds) = match (looked_at, left.fit(cells.iter().map(queries))) {
@@ -327,8 +332,10 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 (true, false) => wanted.max(CELL_LIMIT),
                 _ => CELL_LIMIT,
             };
+            // Before the page has looked at an item, only the reads of all
+            // that is left of a crowded place (`greedy`) keep to the budget.
             match looked_at {
-                None if prefix.len() < HASH_LEN => most,
+                None if !greedy => most,
                 _ => most.min(holds),
             }
         };

@@ -23,8 +23,11 @@ pub(super) fn further(now: &[Within], before: &[Within], crowded: impl Fn(&Withi
 
 /// The full-length cells a page looked at in part, for its cursor: of each
 /// cell read (its reads run on from its start or from where the cursor
-/// left it), the greatest key read below every item still unreturned; the
-/// [`MAX_WITHIN`] cells read most.
+/// left it), the greatest key read below every item still unreturned, or
+/// the old cursor's key there if greater; then the old cursor's cells this
+/// page did not read (still true: a cell read to its end reads nothing
+/// more, and would otherwise be read again from its start); the
+/// [`MAX_WITHIN`] cells read most, those last.
 pub(super) fn within<T>(
     heap: &BinaryHeap<Entry<T>>,
     read: BTreeMap<String, BTreeMap<String, Ulid>>,
@@ -57,10 +60,14 @@ pub(super) fn within<T>(
                 (Some(h), _) => h,
                 (None, b) => b?.clone(),
             };
-            Some((keys.len(), best))
+            Some((keys.len(), before.is_some(), best))
         })
-        .filter(|(n, _)| *n > 1)
+        .filter(|(n, carried, _)| *n > 1 || *carried)
+        .map(|(n, _, w)| (n, w))
         .collect();
+    let unread = after.map_or(&[][..], |a| &a.within[..]);
+    let unread = unread.iter().filter(|w| w.key.get(..HASH_LEN).is_none_or(|cell| !read.contains_key(cell)));
+    cells.extend(unread.map(|w| (0, w.clone())));
     cells.sort_by_key(|c| std::cmp::Reverse(c.0));
     cells.into_iter().take(MAX_WITHIN).map(|(_, w)| w).collect()
 }

@@ -26,7 +26,7 @@ pub(super) enum Entry<T> {
     /// an id above `from` (within a full-length cell keys order as ids do).
     /// `greedy`: a full-length cell whose items were farther than `near`
     /// (no item comes out before the rest of it is read): read all of it at
-    /// once.
+    /// once, as far as the page's budget holds.
     Cell { near: f64, prefix: String, after: Option<String>, before: Option<String>, from: Option<Ulid>, greedy: bool },
     /// An item read, within the radius and beyond the cursor.
     Item { km: f64, id: Ulid, key: String, item: T },
