@@ -237,19 +237,25 @@ async fn allowed_radius(t: &TestTable, lat: f64, lon: f64) -> f64 {
     widest
 }
 
-#[tokio::test]
-#[ignore = "bound not met (issue 33): a crowd 1 km from a pole, 0.2 km radius: the crowded cell's splits meet 60 wedge cells (60 requests a page); a crowd across the antimeridian, page 2 of 100: 59 requests"]
-async fn near_the_poles_and_the_antimeridian_within_page_bounds() {
+/// [`POLAR`] listings around each of `places`, within 18 km, each page of
+/// a search of 50 km there (narrowed as [`allowed_radius`] says) within
+/// its bound. A page that has found nothing beyond its cursor stops at
+/// its budget, empty, and its cursor skips the cells it read (a pole's
+/// wedges, a walk's last page proving it is the last; before: 58 to 62
+/// requests a page).
+async fn polar_pages_within_bounds(places: &[(f64, f64)]) {
     let (t, meter) = TestTable::with_meter().await;
     let mut h = Hostile::on(&t);
     h.users(&["seller-3"]).await;
     h.category("polar", 1).await;
-    let places = [(90.0, 0.0), (-89.99, 45.0), (0.0, 180.0), (0.0, -179.9999), (89.99, -120.0), (88.0, 30.0)];
-    for (lat, lon) in places {
+    let around = |&(lat, lon): &(f64, f64)| {
         let at = Location::new(lat, lon).unwrap();
-        let bodies = (0..POLAR)
-            .map(|i| {
-                let there = at.toward(i as f64 * 0.3, i as f64 * 47.0);
+        (0..POLAR).map(move |i| at.toward(i as f64 * 0.3, i as f64 * 47.0))
+    };
+    for place in places {
+        let bodies = around(place)
+            .enumerate()
+            .map(|(i, there)| {
                 integration_tests::hostile::listing_body(&format!("Polar {i}"), "polar", None, Some(there))
             })
             .collect();
@@ -257,14 +263,26 @@ async fn near_the_poles_and_the_antimeridian_within_page_bounds() {
     }
     h.index().await;
     let mut routes = Vec::new();
-    for (lat, lon) in places {
+    for &(lat, lon) in places {
         let radius = allowed_radius(&t, lat, lon).await;
-        // Its own listings within the radius (the places are far apart).
-        let holds = (0..POLAR).filter(|i| *i as f64 * 0.3 <= radius - 0.001).count();
+        let at = Location::new(lat, lon).unwrap();
+        let holds = places.iter().flat_map(around).filter(|p| at.distance_km(p) <= radius - 0.001).count();
         let name = format!("GET /listings/near (lat {lat}, lon {lon}, {radius} km)");
-        routes.push(Route::new(&name, Function::Listings, near(lat, lon, radius), holds));
+        let route = Route::new(&name, Function::Listings, near(lat, lon, radius), holds);
+        routes.push(route.full(Fullness::StoppedEarlyAllowed));
     }
     assert_pages_within(&t, &meter, routes).await;
+}
+
+#[tokio::test]
+async fn near_the_poles_within_page_bounds() {
+    polar_pages_within_bounds(&[(90.0, 0.0), (-89.99, 45.0), (89.99, -120.0), (88.0, 30.0)]).await;
+}
+
+#[tokio::test]
+#[ignore = "bound not met (issue 33): two crowds 11 m apart across the antimeridian, the last page of 100 (it reads what is left of the crowded cells it starts from): 58 requests (bound 40)"]
+async fn near_the_antimeridian_within_page_bounds() {
+    polar_pages_within_bounds(&[(0.0, 180.0), (0.0, -179.9999)]).await;
 }
 
 #[tokio::test]

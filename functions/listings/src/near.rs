@@ -17,10 +17,10 @@ use std::collections::BTreeSet;
 use api::{ApiError, Deps, Request, Response};
 use domain::answers::ListingCard;
 use domain::geo::partition::DENSE;
-use domain::geo::{Cell, Location, CELL_LEN};
+use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Listing, ListingStatus};
-use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Within};
+use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Skip, Within};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::access;
 use keyschema::records::NearCell;
@@ -162,7 +162,10 @@ struct Near {
 }
 
 /// Where the next page starts: the last distance (its exact bits) and id,
-/// and the crowded places looked at in part (a sort key and its listing).
+/// the crowded places looked at in part (a sort key and its listing), and
+/// after a page that read cells holding nothing beyond it, the last of
+/// them ([`nearest::Skip`]: its least distance's bits, its prefix, the
+/// keys it was read between, the listing it was read on from).
 #[derive(Serialize, Deserialize)]
 struct Cursor {
     #[serde(rename = "k")]
@@ -171,6 +174,25 @@ struct Cursor {
     id: ListingId,
     #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
     within: Vec<(String, ListingId)>,
+    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
+    skip: Option<SkipCell>,
+}
+
+type SkipCell = (u64, String, Option<String>, Option<String>, Option<ListingId>);
+
+fn skip_from(s: Skip) -> SkipCell {
+    (s.near.to_bits(), s.prefix, s.after, s.before, s.from.map(ListingId::from_ulid))
+}
+
+fn skip_of((near, prefix, after, before, from): SkipCell) -> Option<Skip> {
+    let near = f64::from_bits(near);
+    (near.is_finite() && near >= 0.0 && prefix.len() <= HASH_LEN).then(|| Skip {
+        near,
+        prefix,
+        after,
+        before,
+        from: from.map(|id| id.ulid()),
+    })
 }
 
 fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, ApiError> {
@@ -234,7 +256,11 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
                 return Err(ApiError::bad_request("invalid cursor"));
             }
             let within = cursor.within.into_iter().map(|(key, id)| Within { key, id: id.ulid() }).collect();
-            Some(After { km, id: cursor.id.ulid(), within })
+            let skip = match cursor.skip.map(skip_of) {
+                Some(None) => return Err(ApiError::bad_request("invalid cursor")),
+                skip => skip.flatten(),
+            };
+            Some(After { km, id: cursor.id.ulid(), within, skip })
         }
     };
     let search = Search { at, radius, limit: usize::from(page.limit), after, category: category.as_ref() };
@@ -247,7 +273,8 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         .collect();
     let next_cursor = next.map(|n| {
         let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
-        app.cursors.seal(&scope, &Cursor { km_bits: n.km.to_bits(), id: ListingId::from_ulid(n.id), within })
+        let (km_bits, id, skip) = (n.km.to_bits(), ListingId::from_ulid(n.id), n.skip.map(skip_from));
+        app.cursors.seal(&scope, &Cursor { km_bits, id, within, skip })
     });
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early, radius_km: radius })
 }

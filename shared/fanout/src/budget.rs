@@ -8,14 +8,16 @@
 //! answers so far show items to be on average (a typical item's size
 //! before); a page stops (`stopped_early`) when the next cell to read does
 //! not fit (its cursor goes on after that item). Before it has looked at an
-//! item it reads on as if it had no budget, or its cursor could not move
-//! on: a crowd beside the point must be read whole before any of it comes
-//! out, and every cell at a pole is as near as the others; but the rest of
-//! a crowded place (a full-length cell) it reads only as far as what is
-//! left holds, and stops there if its cursor reads that crowd on. So a page
-//! can pass its bound where it has not looked at an item yet, and by part of a round where its items are larger
-//! than those read before (docs/capacity.md, "The worst case per route",
-//! says by how much). A page that stops leaves unread for the next what it
+//! item it reads on as if it had no budget where its cursor could not move
+//! on (a crowd beside the point must be read whole before any of it comes
+//! out); but the rest of a crowded place (a full-length cell) it reads only
+//! as far as what is left holds, and stops there if its cursor reads that
+//! crowd on, and while it has found nothing beyond its cursor (every cell
+//! at a pole is as near as the others) it reads only the cells that fit,
+//! and stops where its cursor can skip them. So a page can pass its bound
+//! where it has not looked at an item yet, and by part of a round where its
+//! items are larger than those read before (docs/capacity.md, "The worst
+//! case per route", says by how much). A page that stops leaves unread for the next what it
 //! read beyond its last item, so a walk of short pages reads more in all
 //! than one of full pages.
 

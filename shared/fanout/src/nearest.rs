@@ -27,7 +27,12 @@
 //! at an item a page keeps to its [`Budget`] (the contract's bound); before,
 //! it reads the rest of a crowded place only as far as the budget holds,
 //! and once it is spent stops there (empty) if its cursor reads a crowd
-//! further and loses no place the old one held ([`cursor::further`]).
+//! further and loses no place the old one held ([`cursor::further`]);
+//! while it has found nothing beyond its cursor it reads only the cells
+//! that fit, and once none does stops there (empty) if every cell it read
+//! to the last was read to its end: its cursor skips them ([`After::skip`]:
+//! a page from the same cursor starts with the same cells, and takes them
+//! out in the same order, a total one).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
@@ -42,6 +47,7 @@ use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
 use cursor::{further, within};
+pub use cursor::{After, Skip, Within, MAX_WITHIN};
 use frontier::{Entry, Frontier};
 
 pub use crate::budget::Budget;
@@ -140,34 +146,6 @@ pub trait CellAsker<T> {
     }
 }
 
-/// Where a walk is: every item nearer than `km` (or as near, with an id up
-/// to `id`) has been looked at (returned, unless a filter passed it over),
-/// and so has every item of each `within` cell up to its key.
-#[derive(Clone, Debug, PartialEq)]
-pub struct After {
-    /// The distance of the last item looked at (0 before any: a page
-    /// stopped beside a crowd keeps where it started).
-    pub km: f64,
-    /// Its id.
-    pub id: Ulid,
-    /// Full-length cells looked at in part, at most [`MAX_WITHIN`]: a later
-    /// page reads each from where this one left it, not from its start.
-    pub within: Vec<Within>,
-}
-
-/// A full-length cell looked at up to an item: every item of the cell with
-/// a sort key up to `key` has been looked at.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Within {
-    /// The item's sort key (its first [`HASH_LEN`] characters: the cell).
-    pub key: String,
-    /// Its id.
-    pub id: Ulid,
-}
-
-/// Cells a cursor says were looked at in part (the most read of the page).
-pub const MAX_WITHIN: usize = 4;
-
 /// A result: the item and its distance in km.
 #[derive(Debug)]
 pub struct Found<T> {
@@ -234,8 +212,13 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let (mut out, mut cost) = (Vec::new(), Cost::default());
     let mut looked_at: Option<(f64, Ulid)> = None;
     // A page that stopped before it looked at an item: its cursor's
-    // places, a crowd among them read further than the page started.
-    let mut stopped: Option<Vec<Within>> = None;
+    // places (a crowd among them read further than the page started), or
+    // the cells it read to skip, if none held anything beyond its cursor
+    // (`barren`).
+    let mut stopped: Option<(Vec<Within>, Option<Skip>)> = None;
+    // The cells the page started with that it read, in order
+    // ([`Entry::root`]).
+    let (mut barren, mut roots): (bool, Vec<Skip>) = (true, Vec::new());
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
     // Cells per round: few (a page of 20 in a city needs about a dozen
@@ -307,19 +290,30 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             }
             (Some(_), (fit, requests)) => (fit, requests, left.holds(requests, item_bytes)),
             (None, (0, _)) => {
-                let on = within(heap, read.clone(), after.as_ref());
+                let on = within(heap, &read, after.as_ref());
                 // A crowd: a place that held more than a query of it asks.
                 let crowded = |w: &Within| {
                     w.key.get(..HASH_LEN).and_then(|cell| read.get(cell)).is_some_and(|keys| keys.len() > CELL_LIMIT)
                 };
-                if further(&on, after.as_ref().map_or(&[], |a| &a.within), crowded) {
+                let old = after.as_ref().map_or(&[][..], |a| &a.within);
+                // Or nothing read was beyond the cursor: the next page skips
+                // the cells read before the first with some of it unread.
+                let unread = heap.iter().chain(&cells).filter_map(Entry::root).min().unwrap_or(roots.len());
+                let skip = match further(&on, old, crowded) {
+                    true => Some(None),
+                    false => unread.checked_sub(1).and_then(|k| roots.get(k)).filter(|_| barren).cloned().map(Some),
+                };
+                if let Some(skip) = skip {
                     heap.extend(cells);
                     cost.stopped_early = true;
-                    stopped = Some(on);
+                    stopped = Some(if skip.is_some() { (old.to_vec(), skip) } else { (on, None) });
                     break;
                 }
                 (cells.len(), all, usize::MAX)
             }
+            // Nothing found beyond the cursor yet: as many as fit (the
+            // rest, if they fit no more, on a later page: `skip`).
+            (None, (fit, requests)) if barren => (fit, requests, left.holds(requests, item_bytes)),
             (None, _) => (cells.len(), all, left.holds(all, item_bytes)),
         };
         heap.extend(cells.drain(fit..));
@@ -339,15 +333,19 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 _ => most.min(holds),
             }
         };
-        let asks: Vec<CellAsk> = cells
-            .into_iter()
-            .filter_map(|cell| match cell {
-                Entry::Cell { prefix, after, before, greedy, .. } => {
-                    Some(CellAsk { limit: most(&prefix, greedy), prefix, after, before })
-                }
-                Entry::Item { .. } => None,
-            })
-            .collect();
+        // Each ask with the root of its cell (a cell the page started
+        // with is its own, the next of `roots`).
+        let mut of_root = Vec::new();
+        for cell in cells {
+            let root = cell.root().unwrap_or(roots.len());
+            if cell.root().is_none() {
+                roots.extend(cell.skip());
+            }
+            if let Entry::Cell { prefix, after, before, greedy, .. } = cell {
+                of_root.push((CellAsk { limit: most(&prefix, greedy), prefix, after, before }, root));
+            }
+        }
+        let asks: Vec<CellAsk> = of_root.iter().map(|(ask, _)| ask.clone()).collect();
         cost.rounds += 1;
         cost.queries += requests;
         let found_before = frontier.heap.len();
@@ -360,14 +358,15 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
                 let nearest = answer.items.iter().filter_map(Placed::location).map(|p| at.distance_km(&p));
                 let read = (first.as_str(), last.as_str(), *last_id);
-                frontier.rest(&ask.prefix, ask.before.as_deref(), read, nearest.fold(f64::INFINITY, f64::min));
+                let root = of_root.iter().find(|(a, _)| *a == ask).map_or(0, |(_, r)| *r);
+                frontier.rest(&ask.prefix, ask.before.as_deref(), read, (nearest.fold(f64::INFINITY, f64::min), root));
             }
             for item in answer.items {
                 let (key, id) = (item.sort_key(), item.id());
                 if let Some(cell) = key.get(..HASH_LEN) {
                     read.entry(cell.to_owned()).or_default().insert(key.clone(), id);
                 }
-                frontier.push_item(item, key);
+                barren &= !frontier.push_item(item, key);
             }
         }
         cost.units += units;
@@ -377,12 +376,15 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     }
     let next = match (looked_at, stopped, frontier.heap.is_empty()) {
         (_, _, true) => None,
-        (Some((km, id)), _, false) => Some(After { km, id, within: within(&frontier.heap, read, after.as_ref()) }),
+        (Some((km, id)), _, false) => {
+            Some(After { km, id, within: within(&frontier.heap, &read, after.as_ref()), skip: None })
+        }
         // Where the page started (nowhere: nothing is nearer than 0 km or
-        // has an id below 0), with the crowded places read on.
-        (None, Some(within), false) => {
+        // has an id below 0), with the crowded places read on, or the
+        // cells read skipped.
+        (None, Some((within, skip)), false) => {
             let (km, id) = after.as_ref().map_or((0.0, Ulid(0)), |a| (a.km, a.id));
-            Some(After { km, id, within })
+            Some(After { km, id, within, skip })
         }
         (None, None, false) => None,
     };

@@ -1,5 +1,6 @@
-//! Where a page leaves off in crowded places: the full-length cells it
-//! looked at in part, for its cursor ([`super::After::within`]).
+//! Where a page leaves off: the last item looked at, the full-length cells
+//! looked at in part ([`After::within`]), the cells read that held nothing
+//! beyond the cursor ([`After::skip`]).
 
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -7,7 +8,57 @@ use domain::geo::HASH_LEN;
 use ulid::Ulid;
 
 use super::frontier::Entry;
-use super::{After, Within, MAX_WITHIN};
+
+/// Where a walk is: every item nearer than `km` (or as near, with an id up
+/// to `id`) has been looked at (returned, unless a filter passed it over),
+/// and so has every item of each `within` cell up to its key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct After {
+    /// The distance of the last item looked at (0 before any: a page
+    /// stopped beside a crowd keeps where it started).
+    pub km: f64,
+    /// Its id.
+    pub id: Ulid,
+    /// Full-length cells looked at in part, at most [`MAX_WITHIN`]: a later
+    /// page reads each from where this one left it, not from its start.
+    pub within: Vec<Within>,
+    /// Set by a page that stopped before it looked at an item, every cell
+    /// it read holding nothing beyond the cursor (a pole's wedges, the end
+    /// of a walk): the last cell it read, in the order cells are read. A
+    /// page from the same `km`, `id` and `within` reads the same cells in
+    /// that order, so it skips each up to this one.
+    pub skip: Option<Skip>,
+}
+
+/// A cell's place in the order a page reads cells (nearest first, then by
+/// the rest of [`super::frontier::Entry`]'s order): the cell's least
+/// distance from the point, its prefix and the keys it is read between.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skip {
+    /// The least distance of any point of the cell from the point.
+    pub near: f64,
+    /// The cell.
+    pub prefix: String,
+    /// Read above this sort key.
+    pub after: Option<String>,
+    /// Read below this cell.
+    pub before: Option<String>,
+    /// Read on from this item (a full-length cell).
+    pub from: Option<Ulid>,
+}
+
+/// A full-length cell looked at up to an item: every item of the cell with
+/// a sort key up to `key` has been looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Within {
+    /// The item's sort key (its first [`HASH_LEN`] characters: the cell).
+    pub key: String,
+    /// Its id.
+    pub id: Ulid,
+}
+
+/// Cells a cursor says were looked at in part (the most read of the page).
+pub const MAX_WITHIN: usize = 4;
 
 /// Whether a cursor within `now` reads on from further than one within
 /// `before`: each cell of `before` as far at least, and one that
@@ -30,7 +81,7 @@ pub(super) fn further(now: &[Within], before: &[Within], crowded: impl Fn(&Withi
 /// [`MAX_WITHIN`] cells read most, those last.
 pub(super) fn within<T>(
     heap: &BinaryHeap<Entry<T>>,
-    read: BTreeMap<String, BTreeMap<String, Ulid>>,
+    read: &BTreeMap<String, BTreeMap<String, Ulid>>,
     after: Option<&After>,
 ) -> Vec<Within> {
     let mut waiting: BTreeMap<&str, &str> = BTreeMap::new();

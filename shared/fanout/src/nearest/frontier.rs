@@ -9,7 +9,7 @@ use domain::geo::partition::{is_dense, partition};
 use domain::geo::{Cell, Location, HASH_LEN};
 use ulid::Ulid;
 
-use super::{After, Placed, Within};
+use super::{After, Placed, Skip, Within};
 
 /// A cell larger than the circle (in area) is looked at as its sub-cells
 /// that meet the circle ...
@@ -26,8 +26,18 @@ pub(super) enum Entry<T> {
     /// an id above `from` (within a full-length cell keys order as ids do).
     /// `greedy`: a full-length cell whose items were farther than `near`
     /// (no item comes out before the rest of it is read): read all of it at
-    /// once, as far as the page's budget holds.
-    Cell { near: f64, prefix: String, after: Option<String>, before: Option<String>, from: Option<Ulid>, greedy: bool },
+    /// once, as far as the page's budget holds. `root`: what is left of a
+    /// cell a query read in part ([`Frontier::rest`]), and the cell the
+    /// page started with that it is left of (the page's count of them).
+    Cell {
+        near: f64,
+        prefix: String,
+        after: Option<String>,
+        before: Option<String>,
+        from: Option<Ulid>,
+        greedy: bool,
+        root: Option<usize>,
+    },
     /// An item read, within the radius and beyond the cursor.
     Item { km: f64, id: Ulid, key: String, item: T },
 }
@@ -40,9 +50,34 @@ impl<T> Entry<T> {
     /// them all).
     pub fn key(&self) -> (f64, u8, Ulid, u8) {
         match self {
-            Entry::Cell { near, from: None, .. } => (*near, 0, Ulid(0), 0),
-            Entry::Cell { near, from: Some(id), .. } => (*near, 1, *id, 1),
+            Entry::Cell { near, from, .. } => cell_key(*near, *from),
             Entry::Item { km, id, .. } => (*km, 1, *id, 0),
+        }
+    }
+
+    /// Its place in the order a page takes entries out (ascending): by
+    /// [`Entry::key`], then cells as near by prefix and keys, so that a
+    /// page from the same cursor reads the same cells in the same order.
+    fn rank(&self) -> Rank<'_> {
+        match self {
+            Entry::Cell { prefix, after, before, .. } => {
+                Rank { key: self.key(), tie: (prefix, after.as_deref(), before.as_deref()) }
+            }
+            Entry::Item { .. } => Rank { key: self.key(), tie: ("", None, None) },
+        }
+    }
+
+    /// A cell's place, for a cursor ([`Skip`]).
+    pub fn skip(&self) -> Option<Skip> {
+        match self {
+            Entry::Cell { near, prefix, after, before, from, .. } => Some(Skip {
+                near: *near,
+                prefix: prefix.clone(),
+                after: after.clone(),
+                before: before.clone(),
+                from: *from,
+            }),
+            Entry::Item { .. } => None,
         }
     }
 
@@ -50,6 +85,14 @@ impl<T> Entry<T> {
     pub fn prefix(&self) -> Option<&str> {
         match self {
             Entry::Cell { prefix, .. } => Some(prefix),
+            Entry::Item { .. } => None,
+        }
+    }
+
+    /// Of a cell left of one the page started with: that one.
+    pub fn root(&self) -> Option<usize> {
+        match self {
+            Entry::Cell { root, .. } => *root,
             Entry::Item { .. } => None,
         }
     }
@@ -74,8 +117,40 @@ impl<T> PartialOrd for Entry<T> {
 impl<T> Ord for Entry<T> {
     /// Reversed, so that `BinaryHeap` (a max-heap) gives the nearest first.
     fn cmp(&self, other: &Self) -> Ordering {
-        let (a, b) = (self.key(), other.key());
-        b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(b.2.cmp(&a.2)).then(b.3.cmp(&a.3))
+        other.rank().cmp(&self.rank())
+    }
+}
+
+fn cell_key(near: f64, from: Option<Ulid>) -> (f64, u8, Ulid, u8) {
+    match from {
+        None => (near, 0, Ulid(0), 0),
+        Some(id) => (near, 1, id, 1),
+    }
+}
+
+/// An entry's place in the order entries come out ([`Entry::rank`]).
+#[derive(PartialEq)]
+struct Rank<'a> {
+    key: (f64, u8, Ulid, u8),
+    tie: (&'a str, Option<&'a str>, Option<&'a str>),
+}
+
+impl Eq for Rank<'_> {}
+impl PartialOrd for Rank<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rank<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let (a, b) = (self.key, other.key);
+        a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)).then(self.tie.cmp(&other.tie))
+    }
+}
+
+impl Skip {
+    fn rank(&self) -> Rank<'_> {
+        Rank { key: cell_key(self.near, self.from), tie: (&self.prefix, self.after.as_deref(), self.before.as_deref()) }
     }
 }
 
@@ -86,8 +161,10 @@ pub(super) struct Frontier<'a, T, H> {
     at: Location,
     radius_km: f64,
     after: Option<&'a After>,
-    /// While [`Frontier::rest`] pushes: the nearest item the answer read.
+    /// While [`Frontier::rest`] pushes: the nearest item the answer read,
+    /// and the cell the page started with that what is left is of.
     seen_km: Option<f64>,
+    root: Option<usize>,
     /// Whether a partition of a dense cell may hold an item.
     holds: H,
 }
@@ -95,7 +172,7 @@ pub(super) struct Frontier<'a, T, H> {
 impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
     /// The cells covering the circle.
     pub fn new(at: Location, radius_km: f64, after: Option<&'a After>, holds: H, cells: Vec<String>) -> Self {
-        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None, holds };
+        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None, root: None, holds };
         for prefix in f.refined(cells) {
             f.push_cell(prefix, None, None);
         }
@@ -148,15 +225,16 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
                 let Some(held) = w.key.get(..HASH_LEN).map(str::to_owned) else { return };
                 let (above, greedy) = (Some(format!("{held}~")), false);
                 let below = Some(held.clone());
-                self.heap.push(Entry::Cell {
+                self.put(Entry::Cell {
                     near,
                     prefix: prefix.clone(),
                     after: None,
                     before: below,
                     from: None,
                     greedy,
+                    root: None,
                 });
-                self.heap.push(Entry::Cell { near, prefix, after: above, before: None, from: None, greedy });
+                self.put(Entry::Cell { near, prefix, after: above, before: None, from: None, greedy, root: None });
                 return self.push_cell(held, Some((w.key, Some(w.id))), None);
             }
             Some(w) if prefix.len() == HASH_LEN && after.as_ref().is_none_or(|(key, _)| *key < w.key) => {
@@ -169,7 +247,18 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
             None => (None, None),
         };
         let greedy = from.is_some() && self.seen_km.is_some_and(|km| km > near);
-        self.heap.push(Entry::Cell { near, prefix, after, before, from, greedy });
+        self.put(Entry::Cell { near, prefix, after, before, from, greedy, root: None });
+    }
+
+    /// Puts a cell in unless the cursor says a page from it read the cell
+    /// and found nothing beyond it ([`After::skip`]).
+    fn put(&mut self, mut cell: Entry<T>) {
+        if let Entry::Cell { root, .. } = &mut cell {
+            *root = self.root;
+        }
+        if self.after.and_then(|a| a.skip.as_ref()).is_none_or(|s| cell.rank() > s.rank()) {
+            self.heap.push(cell);
+        }
     }
 
     /// Puts an item in if it is within the radius and beyond the cursor;
@@ -187,15 +276,16 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
 
     /// What is left of cell `prefix` (read after its `after`) once a query
     /// has read `first..=last` of it (`read`: sort keys and the last item's
-    /// id; the nearest of them `nearest_km` away) and had more to give, nothing read read again: the smallest cell holding
-    /// all it read (a crowded place: a few characters longer than `prefix`)
-    /// is split, its sub-cell holding the last item going on after it (at
+    /// id; `of`: how far the nearest of them is, and the root of the cell,
+    /// [`Entry::root`]) and had more to give, nothing read read again: the
+    /// smallest cell holding all it read (a crowded place: a few characters
+    /// longer than `prefix`) is split, its sub-cell holding the last item going on after it (at
     /// full length, that cell itself), the sub-cells after it from their
     /// start, as are the cells after each cell on the way down to it.
-    pub fn rest(&mut self, prefix: &str, before: Option<&str>, read: (&str, &str, Ulid), nearest_km: f64) {
-        self.seen_km = Some(nearest_km);
+    pub fn rest(&mut self, prefix: &str, before: Option<&str>, read: (&str, &str, Ulid), of: (f64, usize)) {
+        (self.seen_km, self.root) = (Some(of.0), Some(of.1));
         self.rest_of(prefix, before, read.0, read.1, read.2);
-        self.seen_km = None;
+        (self.seen_km, self.root) = (None, None);
     }
 
     fn rest_of(&mut self, prefix: &str, before: Option<&str>, first: &str, last: &str, last_id: Ulid) {
