@@ -19,7 +19,7 @@ use domain::answers::ListingCard;
 use domain::ids::{CategoryId, ListingId};
 use domain::model::{Category, Listing, Money};
 use fanout::hint::Hint;
-use fanout::{bitmap, Answer, Ask, Asker, Bounded, Budget, Cheapest, Keyed, Position};
+use fanout::{bitmap, Answer, Ask, Asker, Bounded, Budget, Cheapest, Keyed, Position, Walk};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::entities::listing;
 use keyschema::write::attr;
@@ -213,9 +213,8 @@ async fn walk<V: View>(
     // out of the page's bound.
     let budget = Budget::page(limit).less(1, 1);
     let bounded = Bounded { budget, item_bytes: ListingCard::MAX_STORED_BYTES };
-    let (items, next) =
-        fanout::page_reading_at_least(at_least, partitions, low, high, limit, at.as_ref(), Some(bounded), &asker)
-            .await?;
+    let walk = Walk { partitions, low, high, limit };
+    let (items, next) = fanout::page_reading_at_least(walk, at_least, at.as_ref(), Some(bounded), &asker).await?;
     let stopped_early = items.len() < limit && next.is_some();
     let next_cursor = next.map(|p| {
         let cursor = Cursor {

@@ -157,8 +157,7 @@ pub async fn page<T: Keyed, A: Asker<T>>(
     at: Option<&Position<T::Key>>,
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
-    let Walk { partitions, low, high, limit } = walk;
-    page_reading_at_least(1, partitions, low, high, limit, at, None, asker).await
+    page_reading_at_least(walk, 1, at, None, asker).await
 }
 
 /// [`page`], asking each partition in the first round for at least
@@ -166,17 +165,14 @@ pub async fn page<T: Keyed, A: Asker<T>>(
 /// 4 KB read whatever it holds below that, a first round that reads a
 /// full unit of each partition costs no more and leaves the second round
 /// rarer (the page is exact either way); within `bounded` if given.
-#[allow(clippy::too_many_arguments)]
 pub async fn page_reading_at_least<T: Keyed, A: Asker<T>>(
+    walk: Walk<T::Key>,
     at_least: usize,
-    partitions: usize,
-    low: T::Key,
-    high: T::Key,
-    limit: usize,
     at: Option<&Position<T::Key>>,
     bounded: Option<Bounded>,
     asker: &A,
 ) -> Result<(Vec<T>, Option<Position<T::Key>>), A::Error> {
+    let Walk { partitions, low, high, limit } = walk;
     let (high, mut done) = match at {
         None => (high, vec![false; partitions]),
         // Strictly older than the oldest item returned.

@@ -107,8 +107,8 @@ pub fn first_page(shards: u16, limit: usize) -> [(f64, f64); 2] {
             budget: fanout::Budget::page(limit),
             item_bytes: domain::answers::ListingCard::MAX_STORED_BYTES,
         };
-        let page =
-            fanout::page_reading_at_least(at_least, n, Ulid(0), Ulid(u128::MAX), limit, None, Some(bounded), &memory);
+        let walk = fanout::Walk { partitions: n, low: Ulid(0), high: Ulid(u128::MAX), limit };
+        let page = fanout::page_reading_at_least(walk, at_least, None, Some(bounded), &memory);
         let _ = now(page);
         for (round, read) in memory.reads.into_inner() {
             queries[round - 1] += 1;

@@ -127,11 +127,8 @@ fn walk_within<K: PageKey>(
         *memory.units.borrow_mut() = 0;
         let (items, next) = runtime
             .block_on(page_reading_at_least(
+                super::Walk { partitions: memory.parts.len(), low, high, limit },
                 at_least,
-                memory.parts.len(),
-                low,
-                high,
-                limit,
                 at.as_ref(),
                 bounded,
                 memory,
