@@ -9,8 +9,10 @@
 //! ([`fanout::nearest`]), querying the cells of one round together (a cell
 //! of a dense cell still splitting, `NEAR_SPLITTING`, in both partitions
 //! that may hold it). The signed cursor carries the last distance and id
-//! returned, and how far the page read each crowded place (one full-length
-//! geohash) it looked at in part.
+//! returned, how far the page read each crowded place (one full-length
+//! geohash) it looked at in part, and after a page that found nothing
+//! beyond its cursor, the cells it read to their end (the next page skips
+//! them).
 
 use std::collections::BTreeSet;
 
@@ -163,9 +165,10 @@ struct Near {
 
 /// Where the next page starts: the last distance (its exact bits) and id,
 /// the crowded places looked at in part (a sort key and its listing), and
-/// after a page that read cells holding nothing beyond it, the last of
-/// them ([`nearest::Skip`]: its least distance's bits, its prefix, the
-/// keys it was read between, the listing it was read on from).
+/// after a page that read cells holding nothing beyond it, the last it
+/// read to its end before the first it left in part ([`After::skip`]: its
+/// least distance's bits, its prefix, the keys it was read between, the
+/// listing it was read on from).
 #[derive(Serialize, Deserialize)]
 struct Cursor {
     #[serde(rename = "k")]
@@ -213,7 +216,9 @@ struct NearBody {
     /// it was full (a category filter, listings of long titles, a place
     /// denser than any measured); the cursor goes on after the last listing
     /// looked at (beside a crowded place, before it looked at any: the
-    /// cursor reads that place on). A page can also be short because
+    /// cursor reads that place on; a page that found nothing beyond its
+    /// cursor: the cursor skips the cells it read to their end, as near a
+    /// pole). A page can also be short because
     /// listings it found were sold a moment before: only a `null` cursor
     /// ends the walk.
     stopped_early: bool,

@@ -29,10 +29,11 @@
 //! and once it is spent stops there (empty) if its cursor reads a crowd
 //! further and loses no place the old one held ([`cursor::further`]);
 //! while it has found nothing beyond its cursor it reads only the cells
-//! that fit, and once none does stops there (empty) if every cell it read
-//! to the last was read to its end: its cursor skips them ([`After::skip`]:
-//! a page from the same cursor starts with the same cells, and takes them
-//! out in the same order, a total one).
+//! that fit, and once none does stops there (empty) if it has read to its
+//! end one of the cells it started with: its cursor skips those read to
+//! their end before the first it left in part ([`After::skip`]: a page from
+//! the same cursor starts with the same cells, and takes them out in the
+//! same order, a total one).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
@@ -46,13 +47,15 @@ use std::collections::BTreeMap;
 use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
+pub use asker::{CellAnswer, CellAsk, CellAsker, Placed};
 use cursor::{further, within};
 pub use cursor::{After, Skip, Within, MAX_WITHIN};
 use frontier::{Entry, Frontier};
 
+use crate::budget;
 pub use crate::budget::Budget;
-use crate::budget::{self, TYPICAL_ITEM_BYTES};
 
+mod asker;
 mod cursor;
 mod frontier;
 pub mod memory;
@@ -75,76 +78,6 @@ const MIN_AT_ONCE: usize = 2;
 /// ... doubling after a round that found nothing, and every round after
 /// this many.
 const GROW_AFTER: usize = 4;
-
-/// An item of the index.
-pub trait Placed {
-    /// Where it is (`None`: not placed, never returned).
-    fn location(&self) -> Option<Location>;
-    /// Its id (ties at one distance go by id).
-    fn id(&self) -> Ulid;
-    /// Its sort key in the index (`<geohash>#<id>`, the full geohash of
-    /// [`HASH_LEN`] characters, so that within a cell keys order as ids
-    /// do), to continue after it.
-    fn sort_key(&self) -> String;
-}
-
-/// One query: a cell's items (a geohash prefix), after a sort key if given,
-/// in sort-key order, at most `limit`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CellAsk {
-    /// The cell.
-    pub prefix: String,
-    /// Only items whose sort key is above this one.
-    pub after: Option<String>,
-    /// Only items whose sort key is below those of this cell (a geohash
-    /// prefix longer than `prefix`, so no key equals it).
-    pub before: Option<String>,
-    /// Most items wanted.
-    pub limit: usize,
-}
-
-/// What a cell query answered.
-#[derive(Debug)]
-pub struct CellAnswer<T> {
-    /// The items, in sort-key order.
-    pub items: Vec<T>,
-    /// Whether it may have more to give (`false` proves it has not).
-    pub more: bool,
-    /// The 4 KB read units its queries cost (at least one a query).
-    pub units: usize,
-}
-
-/// Answers a round of cell queries.
-pub trait CellAsker<T> {
-    /// What a failed query is.
-    type Error;
-    /// Sends the asks (answers in any order).
-    #[allow(clippy::type_complexity)]
-    fn ask(
-        &self,
-        asks: Vec<CellAsk>,
-    ) -> impl std::future::Future<Output = Result<Vec<(CellAsk, CellAnswer<T>)>, Self::Error>>;
-
-    /// Whether partition `cell` of a dense cell (`domain::geo::partition`)
-    /// may hold an item (`false` proves it holds none: it is not queried).
-    fn may_hold(&self, cell: &str) -> bool {
-        let _ = cell;
-        true
-    }
-
-    /// The queries an ask of cell `prefix` sends (more than one where the
-    /// cell is read in two partitions).
-    fn queries(&self, prefix: &str) -> usize {
-        let _ = prefix;
-        1
-    }
-
-    /// The bytes of a typical item, as DynamoDB sizes it: a page sizes its
-    /// asks by it ([`Budget`]) until its answers show items larger.
-    fn item_bytes(&self) -> usize {
-        TYPICAL_ITEM_BYTES
-    }
-}
 
 /// A result: the item and its distance in km.
 #[derive(Debug)]
@@ -169,8 +102,9 @@ pub struct Cost {
     /// The page stopped before it was full: it reached [`MAX_ROUNDS`] (a
     /// filter, see [`page_where`], or a place denser than any measured) or
     /// its [`Budget`] (items of many bytes); its cursor goes on after the
-    /// last item looked at, or, where it looked at none beside a crowd,
-    /// from where it left the crowd.
+    /// last item looked at, or, where it looked at none, from where it left
+    /// a crowd beside it, or past the cells it read that held nothing
+    /// beyond the cursor ([`After::skip`]).
     pub stopped_early: bool,
 }
 
@@ -196,7 +130,8 @@ pub async fn page<T: Placed, A: CellAsker<T>>(
 /// radius would read on and on, so once it has looked at an item (so that
 /// every page moves the cursor on) a page stops after [`MAX_ROUNDS`], or
 /// when its next cells would take it past `budget`, saying so in its cost;
-/// before, only beside a crowd whose cursor it moves on (see the loop).
+/// before, only beside a crowd whose cursor it moves on, or past cells that
+/// held nothing beyond its cursor (see the loop).
 pub async fn page_where<T: Placed, A: CellAsker<T>>(
     at: Location,
     radius_km: f64,
@@ -270,16 +205,20 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         // Once the page has looked at an item, within what is left: a
         // request and a unit per query, the nearest cells first, each
         // reading what its share of the units holds; none fits: the page
-        // stops (its cursor goes on after that item). Before, it reads every
-        // cell of the round as if it had no budget (a crowd beside the point
-        // must be read whole before any of it comes out; every cell at a
-        // pole is as near; smaller asks would only split cells into more
-        // queries), but the rest of a crowded place (a full-length cell read
-        // whole at once, `greedy`) only as far as what is left holds: once
-        // nothing fits, a page whose cursor would read a crowd further, and
-        // every place the old cursor did as far, stops there, empty
-        // ([`After::within`], `stopped`); any other reads on without a
-        // budget (its cursor could not move on).
+        // stops (its cursor goes on after that item). Before, while it has
+        // found nothing beyond its cursor (`barren`: every cell at a pole is
+        // as near), it reads the cells that fit; once it has, every cell of
+        // the round as if it had no budget (a crowd beside the point must be
+        // read whole before any of it comes out; smaller asks would only
+        // split cells into more queries), but the rest of a crowded place (a
+        // full-length cell read whole at once, `greedy`) only as far as what
+        // is left holds. Once nothing fits, a page whose cursor would read a
+        // crowd further, and every place the old cursor did as far, stops
+        // there, empty ([`After::within`], `stopped`); so does a barren page
+        // that read to its end a cell it started with, its cursor skipping
+        // those read to their end before the first it left in part
+        // ([`After::skip`]); any other reads on without a budget (its cursor
+        // could not move on).
         let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
         let all: usize = cells.iter().map(queries).sum();
         let (fit, requests, holds) = match (looked_at, left.fit(cells.iter().map(queries))) {

@@ -22,11 +22,13 @@ pub struct After {
     /// Full-length cells looked at in part, at most [`MAX_WITHIN`]: a later
     /// page reads each from where this one left it, not from its start.
     pub within: Vec<Within>,
-    /// Set by a page that stopped before it looked at an item, every cell
-    /// it read holding nothing beyond the cursor (a pole's wedges, the end
-    /// of a walk): the last cell it read, in the order cells are read. A
-    /// page from the same `km`, `id` and `within` reads the same cells in
-    /// that order, so it skips each up to this one.
+    /// Set by a page that stopped before it looked at an item, no cell it
+    /// read holding anything beyond the cursor (a pole's wedges, the end of
+    /// a walk): of the cells it started with, the last it read to its end
+    /// (and all that was left of it) before the first it left in part, in
+    /// the order cells are read. A page from the same `km`, `id` and
+    /// `within` starts with the same cells and takes them out in that
+    /// order, so it skips each up to this one.
     pub skip: Option<Skip>,
 }
 
