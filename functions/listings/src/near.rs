@@ -179,6 +179,8 @@ struct Cursor {
     within: Vec<(String, ListingId)>,
     #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
     skip: Option<SkipCell>,
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    inner: Option<(SkipCell, SkipCell)>,
 }
 
 type SkipCell = (u64, String, Option<String>, Option<String>, Option<ListingId>);
@@ -265,7 +267,11 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
                 Some(None) => return Err(ApiError::bad_request("invalid cursor")),
                 skip => skip.flatten(),
             };
-            Some(After { km, id: cursor.id.ulid(), within, skip })
+            let inner = match cursor.inner.map(|(root, upto)| skip_of(root).zip(skip_of(upto))) {
+                Some(None) => return Err(ApiError::bad_request("invalid cursor")),
+                inner => inner.flatten(),
+            };
+            Some(After { km, id: cursor.id.ulid(), within, skip, inner })
         }
     };
     let search = Search { at, radius, limit: usize::from(page.limit), after, category: category.as_ref() };
@@ -279,7 +285,8 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
     let next_cursor = next.map(|n| {
         let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
         let (km_bits, id, skip) = (n.km.to_bits(), ListingId::from_ulid(n.id), n.skip.map(skip_from));
-        app.cursors.seal(&scope, &Cursor { km_bits, id, within, skip })
+        let inner = n.inner.map(|(root, upto)| (skip_from(root), skip_from(upto)));
+        app.cursors.seal(&scope, &Cursor { km_bits, id, within, skip, inner })
     });
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early, radius_km: radius })
 }

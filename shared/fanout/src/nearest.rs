@@ -150,10 +150,11 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     // places (a crowd among them read further than the page started), or
     // the cells it read to skip, if none held anything beyond its cursor
     // (`barren`).
-    let mut stopped: Option<(Vec<Within>, Option<Skip>)> = None;
+    let mut stopped: Option<After> = None;
     // The cells the page started with that it read, in order
-    // ([`Entry::root`]).
+    // ([`Entry::root`]), and what was left of them that it read.
     let (mut barren, mut roots): (bool, Vec<Skip>) = (true, Vec::new());
+    let mut read_left: Vec<(usize, Skip)> = Vec::new();
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
     // Cells per round: few (a page of 20 in a city needs about a dozen
@@ -236,16 +237,35 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 };
                 let old = after.as_ref().map_or(&[][..], |a| &a.within);
                 // Or nothing read was beyond the cursor: the next page skips
-                // the cells read before the first with some of it unread.
-                let unread = heap.iter().chain(&cells).filter_map(Entry::root).min().unwrap_or(roots.len());
+                // the cells read before the first with some of it unread
+                // (`k`), and what was left of that one up to the first of
+                // it with some unread.
+                let unread = || heap.iter().chain(&cells).filter_map(Entry::tag);
+                let k = unread().map(|t| t.root).min().unwrap_or(roots.len());
+                let tops = &frontier.tops;
+                let first = unread()
+                    .filter(|t| t.root == k)
+                    .filter_map(|t| tops.get(t.top))
+                    .min_by(|a, b| a.rank().cmp(&b.rank()));
+                let upto = read_left.iter().filter(|(r, s)| *r == k && first.is_none_or(|f| s.rank() < f.rank()));
+                let upto = upto.map(|(_, s)| s).max_by(|a, b| a.rank().cmp(&b.rank()));
+                // (Only a cell shorter than a place: a query of it asks the
+                // same whatever the page, so reading it again leaves the same.)
+                let partial = roots.get(k).filter(|r| r.prefix.len() < HASH_LEN);
+                let inner = partial.zip(upto).map(|(root, upto)| (root.clone(), upto.clone()));
+                let outer =
+                    k.checked_sub(1).and_then(|k| roots.get(k)).or(after.as_ref().and_then(|a| a.skip.as_ref()));
                 let skip = match further(&on, old, crowded) {
-                    true => Some(None),
-                    false => unread.checked_sub(1).and_then(|k| roots.get(k)).filter(|_| barren).cloned().map(Some),
+                    true => Some((on, None, None)),
+                    false => (barren && (k > 0 || inner.is_some())).then(|| (old.to_vec(), outer.cloned(), inner)),
                 };
-                if let Some(skip) = skip {
+                if let Some((within, skip, inner)) = skip {
                     heap.extend(cells);
                     cost.stopped_early = true;
-                    stopped = Some(if skip.is_some() { (old.to_vec(), skip) } else { (on, None) });
+                    // Where the page started (nowhere: nothing is nearer than
+                    // 0 km or has an id below 0).
+                    let (km, id) = after.as_ref().map_or((0.0, Ulid(0)), |a| (a.km, a.id));
+                    stopped = Some(After { km, id, within, skip, inner });
                     break;
                 }
                 (cells.len(), all, usize::MAX)
@@ -276,15 +296,25 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         // with is its own, the next of `roots`).
         let mut of_root = Vec::new();
         for cell in cells {
-            let root = cell.root().unwrap_or(roots.len());
-            if cell.root().is_none() {
-                roots.extend(cell.skip());
+            let (root, tag) = (cell.root().unwrap_or(roots.len()), cell.tag());
+            match (tag, cell.skip()) {
+                (Some(_), Some(skip)) => read_left.push((root, skip)),
+                (None, Some(skip)) => {
+                    // Read again to skip what was left of it (`After::inner`).
+                    let again =
+                        after.as_ref().and_then(|a| a.inner.as_ref()).is_some_and(|(r, _)| r.rank() == skip.rank());
+                    if again {
+                        frontier.partial = Some(root);
+                    }
+                    roots.push(skip);
+                }
+                _ => {}
             }
             if let Entry::Cell { prefix, after, before, greedy, .. } = cell {
-                of_root.push((CellAsk { limit: most(&prefix, greedy), prefix, after, before }, root));
+                of_root.push((CellAsk { limit: most(&prefix, greedy), prefix, after, before }, root, tag));
             }
         }
-        let asks: Vec<CellAsk> = of_root.iter().map(|(ask, _)| ask.clone()).collect();
+        let asks: Vec<CellAsk> = of_root.iter().map(|(ask, ..)| ask.clone()).collect();
         cost.rounds += 1;
         cost.queries += requests;
         let found_before = frontier.heap.len();
@@ -297,8 +327,13 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             if let (true, Some((first, last, last_id))) = (answer.more, &ends) {
                 let nearest = answer.items.iter().filter_map(Placed::location).map(|p| at.distance_km(&p));
                 let read = (first.as_str(), last.as_str(), *last_id);
-                let root = of_root.iter().find(|(a, _)| *a == ask).map_or(0, |(_, r)| *r);
-                frontier.rest(&ask.prefix, ask.before.as_deref(), read, (nearest.fold(f64::INFINITY, f64::min), root));
+                let (root, tag) = of_root.iter().find(|(a, ..)| *a == ask).map_or((0, None), |(_, r, t)| (*r, *t));
+                frontier.rest(
+                    &ask.prefix,
+                    ask.before.as_deref(),
+                    read,
+                    (nearest.fold(f64::INFINITY, f64::min), root, tag),
+                );
             }
             for item in answer.items {
                 let (key, id) = (item.sort_key(), item.id());
@@ -316,15 +351,11 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     let next = match (looked_at, stopped, frontier.heap.is_empty()) {
         (_, _, true) => None,
         (Some((km, id)), _, false) => {
-            Some(After { km, id, within: within(&frontier.heap, &read, after.as_ref()), skip: None })
+            Some(After { km, id, within: within(&frontier.heap, &read, after.as_ref()), skip: None, inner: None })
         }
-        // Where the page started (nowhere: nothing is nearer than 0 km or
-        // has an id below 0), with the crowded places read on, or the
+        // Where the page started, with the crowded places read on, or the
         // cells read skipped.
-        (None, Some((within, skip)), false) => {
-            let (km, id) = after.as_ref().map_or((0.0, Ulid(0)), |a| (a.km, a.id));
-            Some(After { km, id, within, skip })
-        }
+        (None, Some(stopped), false) => Some(stopped),
         (None, None, false) => None,
     };
     Ok((out, next, cost))

@@ -30,6 +30,12 @@ pub struct After {
     /// `within` starts with the same cells and takes them out in that
     /// order, so it skips each up to this one.
     pub skip: Option<Skip>,
+    /// Set with `skip` where the next cell it started with is one it left
+    /// in part: that cell, and the last of what was left of it that the
+    /// page read to its end (with all left of that) before the first it
+    /// left in part, in the same order. The next page reads that cell
+    /// again and skips what was left of it up to there.
+    pub inner: Option<(Skip, Skip)>,
 }
 
 /// A cell's place in the order a page reads cells (nearest first, then by

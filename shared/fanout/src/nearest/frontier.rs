@@ -21,14 +21,15 @@ const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
 /// An entry of the heap.
 pub(super) enum Entry<T> {
     /// The items of a cell (a geohash prefix) with a sort key above `after`
-    /// and below cell `before` (`None`: no bound), none nearer than `near`. `from`: the cell is
-    /// full-length and `after` is an item's key, so each of those items has
-    /// an id above `from` (within a full-length cell keys order as ids do).
+    /// and below cell `before` (`None`: no bound), none nearer than `near`.
+    /// `from`: the cell is full-length and `after` is an item's key, so each
+    /// of those items has an id above `from` (within a full-length cell keys
+    /// order as ids do).
     /// `greedy`: a full-length cell whose items were farther than `near`
     /// (no item comes out before the rest of it is read): read all of it at
     /// once, as far as the page's budget holds. `root`: what is left of a
-    /// cell a query read in part ([`Frontier::rest`]), and the cell the
-    /// page started with that it is left of (the page's count of them).
+    /// cell a query read in part ([`Frontier::rest`]): of which cell the
+    /// page started with, and of which cell left of that one ([`Tag`]).
     Cell {
         near: f64,
         prefix: String,
@@ -36,7 +37,7 @@ pub(super) enum Entry<T> {
         before: Option<String>,
         from: Option<Ulid>,
         greedy: bool,
-        root: Option<usize>,
+        root: Option<Tag>,
     },
     /// An item read, within the radius and beyond the cursor.
     Item { km: f64, id: Ulid, key: String, item: T },
@@ -91,6 +92,11 @@ impl<T> Entry<T> {
 
     /// Of a cell left of one the page started with: that one.
     pub fn root(&self) -> Option<usize> {
+        self.tag().map(|t| t.root)
+    }
+
+    /// Of a cell left of one the page started with: which.
+    pub fn tag(&self) -> Option<Tag> {
         match self {
             Entry::Cell { root, .. } => *root,
             Entry::Item { .. } => None,
@@ -121,6 +127,15 @@ impl<T> Ord for Entry<T> {
     }
 }
 
+/// Where what is left of a cell comes from: the page's `root`-th cell it
+/// started with that it read, and of what was left of that one the
+/// `top`-th ([`Frontier::tops`]) it is, or is left of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Tag {
+    pub root: usize,
+    pub top: usize,
+}
+
 fn cell_key(near: f64, from: Option<Ulid>) -> (f64, u8, Ulid, u8) {
     match from {
         None => (near, 0, Ulid(0), 0),
@@ -130,7 +145,7 @@ fn cell_key(near: f64, from: Option<Ulid>) -> (f64, u8, Ulid, u8) {
 
 /// An entry's place in the order entries come out ([`Entry::rank`]).
 #[derive(PartialEq)]
-struct Rank<'a> {
+pub(super) struct Rank<'a> {
     key: (f64, u8, Ulid, u8),
     tie: (&'a str, Option<&'a str>, Option<&'a str>),
 }
@@ -149,7 +164,7 @@ impl Ord for Rank<'_> {
 }
 
 impl Skip {
-    fn rank(&self) -> Rank<'_> {
+    pub(super) fn rank(&self) -> Rank<'_> {
         Rank { key: cell_key(self.near, self.from), tie: (&self.prefix, self.after.as_deref(), self.before.as_deref()) }
     }
 }
@@ -162,9 +177,16 @@ pub(super) struct Frontier<'a, T, H> {
     radius_km: f64,
     after: Option<&'a After>,
     /// While [`Frontier::rest`] pushes: the nearest item the answer read,
-    /// and the cell the page started with that what is left is of.
+    /// and the cell the page started with that what is left is of, with
+    /// the tag of the cell read (`None`: that cell itself).
     seen_km: Option<f64>,
-    root: Option<usize>,
+    resting: Option<(usize, Option<Tag>)>,
+    parent_near: Option<f64>,
+    /// What was left of the cells the page started with, as they were
+    /// left ([`Tag::top`]).
+    pub tops: Vec<Skip>,
+    /// The root whose leftovers up to `After::inner`'s are not put in.
+    pub partial: Option<usize>,
     /// Whether a partition of a dense cell may hold an item.
     holds: H,
 }
@@ -172,7 +194,9 @@ pub(super) struct Frontier<'a, T, H> {
 impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
     /// The cells covering the circle.
     pub fn new(at: Location, radius_km: f64, after: Option<&'a After>, holds: H, cells: Vec<String>) -> Self {
-        let mut f = Frontier { heap: BinaryHeap::new(), at, radius_km, after, seen_km: None, root: None, holds };
+        let (seen_km, resting, parent_near, tops, partial) = (None, None, None, Vec::new(), None);
+        let heap = BinaryHeap::new();
+        let mut f = Frontier { heap, at, radius_km, after, seen_km, resting, parent_near, tops, partial, holds };
         for prefix in f.refined(cells) {
             f.push_cell(prefix, None, None);
         }
@@ -251,12 +275,27 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
     }
 
     /// Puts a cell in unless the cursor says a page from it read the cell
-    /// and found nothing beyond it ([`After::skip`]).
+    /// and found nothing beyond it ([`After::skip`], [`After::inner`]).
     fn put(&mut self, mut cell: Entry<T>) {
-        if let Entry::Cell { root, .. } = &mut cell {
-            *root = self.root;
+        // What is left of a cell is no nearer than the cell (in exact
+        // arithmetic; so in floating point too, for `skip`: it ranks after).
+        if let (Entry::Cell { near, .. }, Some(least)) = (&mut cell, self.parent_near) {
+            *near = near.max(least);
         }
-        if self.after.and_then(|a| a.skip.as_ref()).is_none_or(|s| cell.rank() > s.rank()) {
+        let tag = self.resting.map(|(root, of)| match of {
+            Some(tag) => tag,
+            None => {
+                self.tops.extend(cell.skip());
+                Tag { root, top: self.tops.len() - 1 }
+            }
+        });
+        if let Entry::Cell { root, .. } = &mut cell {
+            *root = tag;
+        }
+        let skipped = self.after.and_then(|a| a.skip.as_ref()).is_some_and(|s| cell.rank() <= s.rank());
+        let inner =
+            self.after.and_then(|a| a.inner.as_ref()).filter(|_| tag.is_some_and(|t| self.partial == Some(t.root)));
+        if !skipped && inner.is_none_or(|(_, upto)| cell.rank() > upto.rank()) {
             self.heap.push(cell);
         }
     }
@@ -276,16 +315,25 @@ impl<'a, T: Placed, H: Fn(&str) -> bool> Frontier<'a, T, H> {
 
     /// What is left of cell `prefix` (read after its `after`) once a query
     /// has read `first..=last` of it (`read`: sort keys and the last item's
-    /// id; `of`: how far the nearest of them is, and the root of the cell,
-    /// [`Entry::root`]) and had more to give, nothing read read again: the
-    /// smallest cell holding all it read (a crowded place: a few characters
-    /// longer than `prefix`) is split, its sub-cell holding the last item going on after it (at
-    /// full length, that cell itself), the sub-cells after it from their
-    /// start, as are the cells after each cell on the way down to it.
-    pub fn rest(&mut self, prefix: &str, before: Option<&str>, read: (&str, &str, Ulid), of: (f64, usize)) {
-        (self.seen_km, self.root) = (Some(of.0), Some(of.1));
+    /// id; `of`: how far the nearest of them is, the root of the cell and
+    /// its tag, [`Entry::tag`]) and had more to give, nothing read read
+    /// again: the smallest cell holding all it read (a crowded place: a few
+    /// characters longer than `prefix`) is split, its sub-cell holding the
+    /// last item going on after it (at full length, that cell itself), the
+    /// sub-cells after it from their start, as are the cells after each
+    /// cell on the way down to it.
+    pub fn rest(
+        &mut self,
+        prefix: &str,
+        before: Option<&str>,
+        read: (&str, &str, Ulid),
+        of: (f64, usize, Option<Tag>),
+    ) {
+        (self.seen_km, self.resting) = (Some(of.0), Some((of.1, of.2)));
+        // As the cell's `near` was worked out when it went in.
+        self.parent_near = Cell::of(prefix).map(|c| c.distance_bounds_km(&self.at).0);
         self.rest_of(prefix, before, read.0, read.1, read.2);
-        (self.seen_km, self.root) = (None, None);
+        (self.seen_km, self.resting, self.parent_near) = (None, None, None);
     }
 
     fn rest_of(&mut self, prefix: &str, before: Option<&str>, first: &str, last: &str, last_id: Ulid) {
