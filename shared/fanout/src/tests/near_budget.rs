@@ -110,9 +110,9 @@ fn walks_within_budgets_are_exact() {
 /// every walk exact, every page at the poles and of 100 within its budget
 /// (before: 60 to 64 requests on a page of 20 at the poles, 58 on the
 /// antimeridian's last page of 100). Pages of 1 and 20 across the
-/// antimeridian still pass it: 8 of their pages read 32-46 queries (two
-/// crowds, each cell left in part, and what is left of it left in part
-/// too; docs/capacity.md).
+/// antimeridian still pass it: 8 of their pages read 32-46 queries (a part
+/// of a part left unread, or a round read whole before a look; two crowds,
+/// docs/capacity.md).
 #[test]
 fn walks_at_the_poles_and_the_antimeridian_keep_each_page_within_its_budget() {
     let places = [(90.0, 0.0), (-89.99, 45.0), (89.99, -120.0), (0.0, 180.0), (0.0, -179.9999)]
