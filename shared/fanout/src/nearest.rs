@@ -48,7 +48,7 @@ use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use ulid::Ulid;
 
 pub use asker::{CellAnswer, CellAsk, CellAsker, Placed};
-use cursor::{further, within};
+use cursor::{further, within, Started};
 pub use cursor::{After, Skip, Within, MAX_WITHIN};
 use frontier::{Entry, Frontier};
 
@@ -151,10 +151,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
     // the cells it read to skip, if none held anything beyond its cursor
     // (`barren`).
     let mut stopped: Option<After> = None;
-    // The cells the page started with that it read, in order
-    // ([`Entry::root`]), and what was left of them that it read.
-    let (mut barren, mut roots): (bool, Vec<Skip>) = (true, Vec::new());
-    let mut read_left: Vec<(usize, Skip)> = Vec::new();
+    let (mut barren, mut started) = (true, Started::default());
     // Keys read per full-length cell (for the cursor's `within`).
     let mut read: BTreeMap<String, BTreeMap<String, Ulid>> = BTreeMap::new();
     // Cells per round: few (a page of 20 in a city needs about a dozen
@@ -237,27 +234,14 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 };
                 let old = after.as_ref().map_or(&[][..], |a| &a.within);
                 // Or nothing read was beyond the cursor: the next page skips
-                // the cells read before the first with some of it unread
-                // (`k`), and what was left of that one up to the first of
-                // it with some unread.
-                let unread = || heap.iter().chain(&cells).filter_map(Entry::tag);
-                let k = unread().map(|t| t.root).min().unwrap_or(roots.len());
-                let tops = &frontier.tops;
-                let first = unread()
-                    .filter(|t| t.root == k)
-                    .filter_map(|t| tops.get(t.top))
-                    .min_by(|a, b| a.rank().cmp(&b.rank()));
-                let upto = read_left.iter().filter(|(r, s)| *r == k && first.is_none_or(|f| s.rank() < f.rank()));
-                let upto = upto.map(|(_, s)| s).max_by(|a, b| a.rank().cmp(&b.rank()));
-                // (Only a cell shorter than a place: a query of it asks the
-                // same whatever the page, so reading it again leaves the same.)
-                let partial = roots.get(k).filter(|r| r.prefix.len() < HASH_LEN);
-                let inner = partial.zip(upto).map(|(root, upto)| (root.clone(), upto.clone()));
-                let outer =
-                    k.checked_sub(1).and_then(|k| roots.get(k)).or(after.as_ref().and_then(|a| a.skip.as_ref()));
+                // what it read to its end ([`Started::skip`]).
+                let unread = heap.iter().chain(&cells).filter_map(Entry::tag);
                 let skip = match further(&on, old, crowded) {
                     true => Some((on, None, None)),
-                    false => (barren && (k > 0 || inner.is_some())).then(|| (old.to_vec(), outer.cloned(), inner)),
+                    false => barren
+                        .then(|| started.skip(unread, &frontier.tops, after.as_ref()))
+                        .flatten()
+                        .map(|(skip, inner)| (old.to_vec(), skip, inner)),
                 };
                 if let Some((within, skip, inner)) = skip {
                     heap.extend(cells);
@@ -292,23 +276,12 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
                 _ => most.min(holds),
             }
         };
-        // Each ask with the root of its cell (a cell the page started
-        // with is its own, the next of `roots`).
+        // Each ask with the root of its cell and its tag.
         let mut of_root = Vec::new();
         for cell in cells {
-            let (root, tag) = (cell.root().unwrap_or(roots.len()), cell.tag());
-            match (tag, cell.skip()) {
-                (Some(_), Some(skip)) => read_left.push((root, skip)),
-                (None, Some(skip)) => {
-                    // Read again to skip what was left of it (`After::inner`).
-                    let again =
-                        after.as_ref().and_then(|a| a.inner.as_ref()).is_some_and(|(r, _)| r.rank() == skip.rank());
-                    if again {
-                        frontier.partial = Some(root);
-                    }
-                    roots.push(skip);
-                }
-                _ => {}
+            let (root, tag, again) = started.read(&cell, after.as_ref());
+            if again {
+                frontier.partial = Some(root);
             }
             if let Entry::Cell { prefix, after, before, greedy, .. } = cell {
                 of_root.push((CellAsk { limit: most(&prefix, greedy), prefix, after, before }, root, tag));

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use domain::geo::HASH_LEN;
 use ulid::Ulid;
 
-use super::frontier::Entry;
+use super::frontier::{Entry, Tag};
 
 /// Where a walk is: every item nearer than `km` (or as near, with an id up
 /// to `id`) has been looked at (returned, unless a filter passed it over),
@@ -35,8 +35,12 @@ pub struct After {
     /// page read to its end (with all left of that) before the first it
     /// left in part, in the same order. The next page reads that cell
     /// again and skips what was left of it up to there.
-    pub inner: Option<(Skip, Skip)>,
+    pub inner: Option<Inner>,
 }
+
+/// A cell a page started with and the last part of what was left of it
+/// to skip ([`After::inner`]).
+pub type Inner = (Skip, Skip);
 
 /// A cell's place in the order a page reads cells (nearest first, then by
 /// the rest of [`super::frontier::Entry`]'s order): the cell's least
@@ -67,6 +71,58 @@ pub struct Within {
 
 /// Cells a cursor says were looked at in part (the most read of the page).
 pub const MAX_WITHIN: usize = 4;
+
+/// The cells a page started with that it read, in order ([`Entry::root`]),
+/// and what was left of them that it read (with its root).
+#[derive(Default)]
+pub(super) struct Started {
+    roots: Vec<Skip>,
+    left: Vec<(usize, Skip)>,
+}
+
+impl Started {
+    /// Notes a cell read: its root (a cell the page started with is its
+    /// own, the next root), its tag, and whether it is the cell the cursor
+    /// says to read again to skip what was left of it ([`After::inner`]).
+    pub fn read<T>(&mut self, cell: &Entry<T>, after: Option<&After>) -> (usize, Option<Tag>, bool) {
+        let (root, tag) = (cell.root().unwrap_or(self.roots.len()), cell.tag());
+        match (tag, cell.skip()) {
+            (Some(_), Some(skip)) => self.left.push((root, skip)),
+            (None, Some(skip)) => {
+                let again = after.and_then(|a| a.inner.as_ref()).is_some_and(|(r, _)| r.rank() == skip.rank());
+                self.roots.push(skip);
+                return (root, tag, again);
+            }
+            _ => {}
+        }
+        (root, tag, false)
+    }
+
+    /// Where the next page skips to ([`After::skip`] and [`After::inner`])
+    /// once a page found nothing beyond its cursor, `unread` the tags of
+    /// what is still to read, `tops` those tags' parts: the cells read
+    /// before the first with some of it unread (`k`; the old skip if none),
+    /// and what was left of that one read before the first part of it with
+    /// some unread. `None`: it would skip nothing more than the old cursor.
+    pub fn skip(
+        &self,
+        unread: impl Iterator<Item = Tag> + Clone,
+        tops: &[Skip],
+        after: Option<&After>,
+    ) -> Option<(Option<Skip>, Option<Inner>)> {
+        let k = unread.clone().map(|t| t.root).min().unwrap_or(self.roots.len());
+        let first =
+            unread.filter(|t| t.root == k).filter_map(|t| tops.get(t.top)).min_by(|a, b| a.rank().cmp(&b.rank()));
+        let upto = self.left.iter().filter(|(r, s)| *r == k && first.is_none_or(|f| s.rank() < f.rank()));
+        let upto = upto.map(|(_, s)| s).max_by(|a, b| a.rank().cmp(&b.rank()));
+        // (Only a cell shorter than a place: a query of it asks the same
+        // whatever the page, so reading it again leaves the same.)
+        let partial = self.roots.get(k).filter(|r| r.prefix.len() < HASH_LEN);
+        let inner = partial.zip(upto).map(|(root, upto)| (root.clone(), upto.clone()));
+        let outer = k.checked_sub(1).and_then(|k| self.roots.get(k)).or(after.and_then(|a| a.skip.as_ref()));
+        (k > 0 || inner.is_some()).then(|| (outer.cloned(), inner))
+    }
+}
 
 /// Whether a cursor within `now` reads on from further than one within
 /// `before`: each cell of `before` as far at least, and one that
