@@ -1,12 +1,17 @@
-//! Descriptions beside their items (issue 33 item 2): a listing's and a
-//! product's description is an item of its own in the same partition
-//! (`#DETAILS`), never in the `#METADATA` item that every index copies and
-//! every list reads. The listing or product answers it, read in one `Query`
-//! of the partition; no list carries it. The item shapes are pinned here.
+//! Descriptions (issue 33 items 2 and 5): a product's description, and a
+//! listing's that would take its item past one write unit (1 KB, every key
+//! included), is an item of its own in the same partition (`#DETAILS`), so
+//! that a change of the item never rewrites a long text; a listing's that
+//! fits is held in its `#METADATA` item (one `PutItem`, no transaction).
+//! No index copy holds either (the indexes project cards) and no list
+//! answers it. The listing or product answers it, read in one `Query` of
+//! the partition. The item shapes are pinned here.
 
 use std::collections::BTreeMap;
 
 use domain::ids::{ListingId, ProductId};
+use integration_tests::hostile::Hostile;
+use integration_tests::pricing::item_size;
 use integration_tests::{catalog, listings, req, As, TestTable};
 use keyschema::access;
 use serde_json::{json, Value};
@@ -65,12 +70,18 @@ async fn partition(
     items
 }
 
+/// A description past what fits: `n` characters of a sentence.
+fn long_text(n: usize) -> String {
+    "Made in 1930, polished once. ".chars().cycle().take(n).collect()
+}
+
 #[tokio::test]
-async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
+async fn a_long_listing_description_is_an_item_beside_it_read_in_one_query() {
     let t = TestTable::with_demo_data().await;
-    let body = json!({ "title": "Brass lamp", "price": 5, "categoryId": "pottery", "description": "From 1930" });
+    let text = long_text(1_200);
+    let body = json!({ "title": "Brass lamp", "price": 5, "categoryId": "pottery", "description": text });
     let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
-    assert_eq!((created.status, &created.body["description"]), (201, &json!("From 1930")), "{:?}", created.body);
+    assert_eq!((created.status, &created.body["description"]), (201, &json!(text)), "{:?}", created.body);
     let id = created.body["listingId"].as_str().expect("an id").to_owned();
     let listing_id: ListingId = id.parse().expect("a listing id");
     let sent = t.requests();
@@ -82,24 +93,21 @@ async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
     );
 
     let query = access::listing_with_details(&listing_id).expect("a query").into_query();
-    let items = partition(&t, &query, ("LISTING", "ListingDetails", "listingId"), &id, "From 1930").await;
+    let items = partition(&t, &query, ("LISTING", "ListingDetails", "listingId"), &id, &text).await;
     let metadata = &items["#METADATA"];
-    assert!(!metadata.contains_key("description"), "no description where the indexes copy: {metadata:?}");
+    assert!(!metadata.contains_key("description"), "no long text in the item a change rewrites: {metadata:?}");
     assert_eq!(metadata["gsi1pk"], "SELLER#alice");
     t.requests();
 
     let get = |id: &str| req("GET /listings/{listingId}").path("listingId", id);
     let got = listings(&t.deps, get(&id)).await;
-    assert_eq!(
-        (got.status, &got.body["description"], &got.body["title"]),
-        (200, &json!("From 1930"), &json!("Brass lamp"))
-    );
+    assert_eq!((got.status, &got.body["description"], &got.body["title"]), (200, &json!(text), &json!("Brass lamp")));
     assert_eq!(t.requests(), ["Query"], "the listing and its details: one request");
 
     let patch = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
     let changed = listings(&t.deps, patch.json(json!({ "price": 7 }))).await;
     assert_eq!((changed.status, &changed.body["price"]), (200, &json!(7)));
-    assert_eq!(changed.body["description"], "From 1930", "a change answers the whole listing");
+    assert_eq!(changed.body["description"], json!(text), "a change answers the whole listing");
     assert_eq!(t.requests(), ["UpdateItem", "GetItem"]);
 
     let own =
@@ -113,6 +121,77 @@ async fn a_listing_s_description_is_an_item_beside_it_read_in_one_query() {
     assert_eq!((plain.status, plain.body.get("description")), (200, None));
     let l1 = access::listing_with_details(&L1.parse().expect("an id")).expect("a query");
     assert_eq!(t.deps.store.query_all_consistent(&l1).await.expect("the partition").len(), 1);
+}
+
+/// A short description is held in the listing's own item: created in one
+/// `PutItem` (1 WCU where the transaction of the listing and its details
+/// took 4), changed in one `UpdateItem` that answers it.
+#[tokio::test]
+async fn a_short_listing_description_is_held_in_its_item() {
+    let t = TestTable::with_demo_data().await;
+    let body = json!({ "title": "Brass lamp", "price": 5, "categoryId": "pottery", "description": "From 1930" });
+    let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+    assert_eq!((created.status, &created.body["description"]), (201, &json!("From 1930")), "{:?}", created.body);
+    let id = created.body["listingId"].as_str().expect("an id").to_owned();
+    let sent = t.requests();
+    assert_eq!(sent.last().map(String::as_str), Some("PutItem"), "{sent:?}");
+    assert!(!sent.iter().any(|r| r == "TransactWriteItems"), "no transaction: {sent:?}");
+
+    let query = access::listing_with_details(&id.parse().expect("an id")).expect("a query");
+    let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("the partition"));
+    assert_eq!(items.keys().collect::<Vec<_>>(), ["#METADATA"], "no details item");
+    assert_eq!(items["#METADATA"]["description"], "From 1930");
+    t.requests();
+
+    let got = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", &id)).await;
+    assert_eq!((got.status, &got.body["description"]), (200, &json!("From 1930")));
+    assert_eq!(t.requests(), ["Query"]);
+    let patch = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));
+    let changed = listings(&t.deps, patch.json(json!({ "price": 7 }))).await;
+    assert_eq!((changed.status, &changed.body["description"]), (200, &json!("From 1930")));
+    assert_eq!(t.requests(), ["UpdateItem"], "the change answers the text it returned");
+    let own = listings(&t.deps, req("GET /sellers/{sellerId}/listings/active").path("sellerId", "alice")).await;
+    let card = own.items().iter().find(|l| l["listingId"] == json!(id)).expect("in the storefront").clone();
+    assert_eq!(card.get("description"), None, "a list answers cards: {card}");
+}
+
+/// Where a description goes is decided by the size DynamoDB bills (the
+/// meter's own count, `integration_tests::pricing`), the keys the stream
+/// processor adds later included: of listings with descriptions of 400 to
+/// 800 characters, each held inline is within 1,024 bytes once indexed,
+/// and each held beside it would have passed them.
+#[tokio::test]
+async fn a_description_is_inline_exactly_when_its_item_stays_within_one_write_unit() {
+    let t = TestTable::with_demo_data().await;
+    let mut made = Vec::new();
+    for n in (400..=800).step_by(2) {
+        let body = json!({
+            "title": "Brass lamp", "price": 5, "categoryId": "pottery", "description": "d".repeat(n),
+            "location": { "lat": 48.8566, "lon": 2.3522 },
+        });
+        let created = listings(&t.deps, req("POST /listings").by(As::User("alice")).json(body)).await;
+        assert_eq!(created.status, 201, "{:?}", created.body);
+        made.push((created.body["listingId"].as_str().expect("an id").to_owned(), n));
+    }
+    Hostile::on(&t).index().await;
+    let (mut inline, mut beside) = (0, 0);
+    for (id, n) in made {
+        let query = access::listing_with_details(&id.parse().expect("an id")).expect("a query");
+        let items = t.deps.store.query_all_consistent(&query).await.expect("the partition");
+        let is = |i: &Item, sk: &str| i.get("sk") == Some(&AttributeValue::S(sk.to_owned()));
+        let metadata = items.iter().find(|i| is(i, "#METADATA")).expect("the listing");
+        assert!(metadata.contains_key("gsi4pk") && metadata.contains_key("gsi2pk"), "indexed: {metadata:?}");
+        let (size, details) = (item_size(metadata), items.iter().any(|i| is(i, "#DETAILS")));
+        if metadata.contains_key("description") {
+            assert!(size <= 1024 && !details, "{n} characters inline: {size} bytes");
+            inline += 1;
+        } else {
+            let with_it = size + "description".len() as u64 + n as u64;
+            assert!(with_it > 1024 && details, "{n} characters beside it: {with_it} bytes had it been inline");
+            beside += 1;
+        }
+    }
+    assert!(inline > 0 && beside > 0, "both sides of the unit: {inline} inline, {beside} beside");
 }
 
 /// A listing written before descriptions moved out holds its own: it is
@@ -161,19 +240,24 @@ async fn a_product_s_description_is_an_item_beside_it_read_in_one_query() {
 }
 
 /// Items written before descriptions moved out: reconcile moves each inline
-/// description into its details item (a dry run only finds them), the API
-/// answers the same before and after, and a second run finds nothing.
+/// description that takes its item past a write unit into its details item
+/// (a dry run only finds them) and leaves one that fits, the API answers
+/// the same before and after, and a second run finds nothing.
 #[tokio::test]
 async fn reconcile_moves_inline_descriptions_into_details() {
     use maintenance::pace::Budget;
     use maintenance::reconcile::{self, Kind, Options};
     let t = TestTable::with_demo_data().await;
-    let listing = inline_listing(&t, L1, "Written inline").await;
+    let (listing_text, product_text) = (long_text(1_100), long_text(1_050));
+    let listing = inline_listing(&t, L1, &listing_text).await;
+    // One that fits a write unit stays where it is.
+    let short = local_stack::demo::LISTING_IDS[1];
+    inline_listing(&t, short, "Short and inline").await;
     let product_id = local_stack::demo::PRODUCT_IDS[0];
     let product_key = keyschema::keys::product(&product_id.parse().expect("an id")).expect("a key");
     let mut product: domain::model::Product =
         t.deps.store.get_consistent(&product_key).await.expect("a read").expect("the demo product");
-    product.description = Some("Also inline".into());
+    product.description = Some(product_text.clone());
     t.deps.store.put(&product).await.expect("put");
     let answers = || async {
         let l = listings(&t.deps, req("GET /listings/{listingId}").path("listingId", L1)).await;
@@ -181,7 +265,7 @@ async fn reconcile_moves_inline_descriptions_into_details() {
         (l.body, p.body)
     };
     let before = answers().await;
-    assert_eq!((&before.0["description"], &before.1["description"]), (&json!("Written inline"), &json!("Also inline")));
+    assert_eq!((&before.0["description"], &before.1["description"]), (&json!(listing_text), &json!(product_text)));
     // A list answers cards, even of an item that still holds its text.
     let brand = product.brand_id.to_string();
     let list = catalog(&t.deps, req("GET /brands/{brandId}/products").path("brandId", &brand)).await;
@@ -197,14 +281,17 @@ async fn reconcile_moves_inline_descriptions_into_details() {
     assert_eq!(tally(&run), (2, 2), "{run:#?}");
 
     for (query, text) in [
-        (access::listing_with_details(&listing.listing_id).expect("q").into_query(), "Written inline"),
-        (access::product_with_details(&product.product_id).expect("q").into_query(), "Also inline"),
+        (access::listing_with_details(&listing.listing_id).expect("q").into_query(), listing_text.as_str()),
+        (access::product_with_details(&product.product_id).expect("q").into_query(), product_text.as_str()),
     ] {
         let items = shapes(t.deps.store.query_all_consistent(&query).await.expect("read"));
         assert_eq!(items["#DETAILS"]["description"], text);
         assert!(!items["#METADATA"].contains_key("description"), "moved, not copied: {items:?}");
     }
     assert_eq!(answers().await, before, "the same answers before and after");
+    let q = access::listing_with_details(&short.parse().expect("an id")).expect("a query");
+    let items = shapes(t.deps.store.query_all_consistent(&q).await.expect("read"));
+    assert_eq!(items["#METADATA"]["description"], "Short and inline", "within a write unit: left");
 
     let again = reconcile::run(&t.deps.store, unpaced).await;
     assert_eq!(tally(&again), (0, 0), "a second run finds nothing: {again:#?}");
@@ -219,9 +306,10 @@ async fn reconcile_leaves_an_inline_text_its_details_contradict() {
     let t = TestTable::with_demo_data().await;
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let ids = local_stack::demo::LISTING_IDS;
-    for (id, details) in [(ids[0], "Same text"), (ids[1], "Another text")] {
-        let listing_id = inline_listing(&t, id, "Same text").await.listing_id;
-        let written = domain::model::ListingDetails { listing_id, description: details.into() };
+    let (same, another) = (long_text(1_100), long_text(1_101));
+    for (id, details) in [(ids[0], &same), (ids[1], &another)] {
+        let listing_id = inline_listing(&t, id, &same).await.listing_id;
+        let written = domain::model::ListingDetails { listing_id, description: details.clone() };
         t.deps.store.put(&written).await.expect("put details");
     }
     let run = reconcile::run(&t.deps.store, unpaced).await;

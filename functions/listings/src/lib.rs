@@ -57,11 +57,14 @@ const ROUTE: &str = "listings";
 /// (it existed when read; cached, see `api::cache`; its `listingShards`
 /// picks the listing's browse shard) and so is the seller (only signed-up
 /// users sell). A seller not yet `both` becomes it first, in an
-/// `UpdateItem` of its own ([`become_seller`]); then one
-/// `TransactWriteItems` puts the listing if absent, with its details (the
-/// description, an item of its own beside it) if it has one (a transaction for its
-/// `ClientRequestToken`: the SDK's retry of a put that applied is not a
-/// conflict).
+/// `UpdateItem` of its own ([`become_seller`]); then the listing is put if
+/// absent. Its description is held in the listing's own item if the item
+/// stays within one write unit with it (every key included: a change of
+/// the listing then costs what it would without it), else in its details,
+/// an item of its own beside it. A listing alone is one conditional
+/// `PutItem` (the SDK's retry of a put that applied finds its own item and
+/// is no failure); with its details or a key, one `TransactWriteItems`
+/// (its `ClientRequestToken` does the same).
 ///
 /// An optional `Idempotency-Key` ([`api::idempotency`], route `listings`,
 /// as `POST /orders` takes one): its record, naming the listing, is put if
@@ -113,13 +116,16 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         updated_at: now.clone(),
     }
     .locate(location);
-    let details = body.description.map(|d| ListingDetails { listing_id, description: d.into_string() });
     let seller = app.signed_up(&caller.user_id).await?;
     let Some(seller) = seller else {
         return Err(not_signed_up());
     };
     // At its seller's home (docs/regions.md), with its details and key.
     listing.home = seller.home.clone();
+    let details = match body.description.map(Description::into_string) {
+        Some(text) => inline_or_details(&mut listing, text)?,
+        None => None,
+    };
     let home = app.store.at(listing.home.as_deref())?;
     // Written only until it is `both` (a busy seller's item is not
     // rewritten by every listing).
@@ -127,6 +133,10 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         become_seller(app, &caller.user_id, &now).await?;
     }
     let key = key.map(|k| k.with_listing(listing_id));
+    if key.is_none() && details.is_none() {
+        home.put_new(&listing).await?;
+        return Response::created(&ListingAnswer::of(listing, None));
+    }
     let mut tx = home.transaction();
     if let Some(key) = &key {
         key.put_in(&mut tx)?;
@@ -151,6 +161,17 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         Some(first) => replay(&home, &first).await,
         None => Err(err.into()),
     }
+}
+
+/// Gives `listing` its description `text` if its item stays within one
+/// write unit with it (`None`), else the details that hold it.
+fn inline_or_details(listing: &mut Listing, text: String) -> Result<Option<ListingDetails>, ApiError> {
+    listing.description = Some(text);
+    if store::item::within_write_unit(listing)? {
+        return Ok(None);
+    }
+    let description = listing.description.take().unwrap_or_default();
+    Ok(Some(ListingDetails { listing_id: listing.listing_id, description }))
 }
 
 /// The answer to a request whose key was taken by the same request: the
@@ -248,9 +269,14 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let home = app.listing_home(&id).await?;
     match home.update(&change).await {
         Ok(item) => {
-            // Strongly consistent: reconcile may be moving an inline text there.
-            let details = home.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?;
-            Response::ok(&ListingAnswer::of(from_item::<Listing>(item)?, details))
+            let listing = from_item::<Listing>(item)?;
+            // Held in its details unless in the item; strongly consistent:
+            // reconcile may be moving the text there.
+            let details = match listing.description {
+                Some(_) => None,
+                None => home.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?,
+            };
+            Response::ok(&ListingAnswer::of(listing, details))
         }
         Err(StoreError::ConditionFailed(None)) => Err(ApiError::not_found(format!("listing `{id}` does not exist"))),
         Err(StoreError::ConditionFailed(Some(old))) => match from_item::<Listing>(old) {

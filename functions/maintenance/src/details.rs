@@ -1,10 +1,13 @@
-//! Descriptions written inline, before they moved to an item of their own
-//! beside their listing or product (`keyschema::entities::details`):
-//! reconcile's settle pass moves each into its details item, in one
-//! transaction that puts the details (if absent) and removes the inline
-//! description (only if it is still the one read), so a write in between
-//! wins and the next run moves what is left. Until moved, the item is still
-//! answered with its inline description; no write puts one inline now.
+//! Descriptions held inline that take their item past one write unit (1
+//! KB, every key included; `store::item::within_write_unit`): written
+//! before descriptions moved to an item of their own beside their listing
+//! or product (`keyschema::entities::details`), or grown past it by a
+//! longer title. A new listing holds its description inline only if the
+//! item stays within the unit with it. Reconcile's settle pass moves each
+//! into its details item, in one transaction that puts the details (if
+//! absent) and removes the inline description (only if it is still the one
+//! read), so a write in between wins and the next run moves what is left.
+//! Until moved, the item is still answered with its inline description.
 
 use domain::ids::{ListingId, ProductId};
 use domain::model::{ListingDetails, ProductDetails};
@@ -34,9 +37,12 @@ fn text(item: &Item, name: &str) -> Option<String> {
 }
 
 /// The details a scanned listing or product should have, if it holds its
-/// description inline (`None` for any other item).
+/// description inline past one write unit (`None` for any other item).
 fn inline(item: &Item) -> Result<Option<Inline>, StoreError> {
     let Some(description) = text(item, DESCRIPTION) else { return Ok(None) };
+    if store::item::size(item) <= store::item::WRITE_UNIT_BYTES {
+        return Ok(None);
+    }
     let entity = entity_type(item).and_then(|t| t.parse::<EntityType>().ok());
     Ok(match entity {
         Some(EntityType::Listing) => match text(item, "listingId").and_then(|id| id.parse::<ListingId>().ok()) {

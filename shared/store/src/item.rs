@@ -68,6 +68,46 @@ pub fn key_item(key: &Key) -> Item {
     HashMap::from([(PK.to_owned(), s(&key.pk)), (SK.to_owned(), s(&key.sk))])
 }
 
+/// The bytes of a write unit: a write of an item within them costs one
+/// WCU (two in a transaction), of a larger one a WCU per 1 KB begun.
+pub const WRITE_UNIT_BYTES: usize = 1024;
+
+/// An item's size by DynamoDB's documented rules: each attribute's name
+/// and value in UTF-8 bytes, a number a byte per two significant digits
+/// and one more, a list or map 3 bytes and a byte per element more.
+pub fn size(item: &Item) -> usize {
+    item.iter().map(|(name, value)| name.len() + value_size(value)).sum()
+}
+
+fn value_size(value: &AttributeValue) -> usize {
+    match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::N(n) => number_size(n),
+        AttributeValue::B(b) => b.as_ref().len(),
+        AttributeValue::Ss(all) => all.iter().map(String::len).sum(),
+        AttributeValue::Ns(all) => all.iter().map(|n| number_size(n)).sum(),
+        AttributeValue::Bs(all) => all.iter().map(|b| b.as_ref().len()).sum(),
+        AttributeValue::L(all) => 3 + all.iter().map(|v| 1 + value_size(v)).sum::<usize>(),
+        AttributeValue::M(all) => 3 + all.iter().map(|(k, v)| 1 + k.len() + value_size(v)).sum::<usize>(),
+        // Bool, Null (and any kind added later: a byte, as those).
+        _ => 1,
+    }
+}
+
+fn number_size(number: &str) -> usize {
+    let mantissa = number.split(['e', 'E']).next().unwrap_or_default();
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    digits.trim_start_matches('0').trim_end_matches('0').len().max(1).div_ceil(2) + 1
+}
+
+/// Whether `entity`'s item, with every index key its declaration gives it
+/// (those the stream processor adds later included), is within one write
+/// unit ([`WRITE_UNIT_BYTES`]).
+pub fn within_write_unit<E: Entity>(entity: &E) -> Result<bool, StoreError> {
+    let every_key = E::DECL.item_keys(&entity.attrs()?)?;
+    Ok(size(&with_keys(entity, &every_key)?) <= WRITE_UNIT_BYTES)
+}
+
 /// A string attribute value.
 pub fn s(value: impl Into<String>) -> AttributeValue {
     AttributeValue::S(value.into())
@@ -131,5 +171,24 @@ mod tests {
             ]
         );
         assert_eq!(from_item::<Product>(item).unwrap(), product);
+    }
+
+    /// Sizes by the documented rules (the examples of the DynamoDB
+    /// developer guide's "Item sizes and formats").
+    #[test]
+    fn item_sizes() {
+        let item = |pairs: Vec<(&str, AttributeValue)>| -> Item {
+            pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+        };
+        // Names and strings in UTF-8 bytes: "é" is 2.
+        assert_eq!(size(&item(vec![("pk", s("ab")), ("té", s("é"))])), 2 + 2 + 3 + 2);
+        // Numbers: a byte per two significant digits, plus one.
+        assert_eq!(number_size("1"), 2);
+        assert_eq!(number_size("12345"), 4);
+        assert_eq!(number_size("1000"), 2);
+        assert_eq!(number_size("0.0012"), 2);
+        assert_eq!(size(&item(vec![("b", AttributeValue::Bool(true))])), 2);
+        let list = AttributeValue::L(vec![s("ab"), n(7)]);
+        assert_eq!(size(&item(vec![("l", list)])), 1 + 3 + (1 + 2) + (1 + 2));
     }
 }

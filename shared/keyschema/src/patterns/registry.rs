@@ -299,13 +299,13 @@ declare_registry! {
         CreateListing => (
             "create listing",
             "a listing of the caller's, with its description",
-            "GetItem x2 + TransactWriteItems", EntityType::Listing,
+            "GetItem x2 + PutItem (with a long description or a key: TransactWriteItems)", EntityType::Listing,
             "POST /listings",
         ),
         UpdateListing => (
             "update listing",
             "a listing's title, price or status (its seller)",
-            "UpdateItem + GetItem", EntityType::Listing,
+            "UpdateItem (+ GetItem of a long description)", EntityType::Listing,
             "PATCH /listings/{listingId}",
         ),
         AddFavorite => (
