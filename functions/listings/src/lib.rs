@@ -8,6 +8,7 @@
 mod browse;
 mod near;
 mod search;
+mod text;
 
 use api::idempotency::Idempotency;
 use api::validate::{Description, Name};
@@ -59,12 +60,13 @@ const ROUTE: &str = "listings";
 /// users sell). A seller not yet `both` becomes it first, in an
 /// `UpdateItem` of its own ([`become_seller`]); then the listing is put if
 /// absent. Its description is held in the listing's own item if the item
-/// stays within one write unit with it (every key included: a change of
-/// the listing then costs what it would without it), else in its details,
-/// an item of its own beside it. A listing alone is one conditional
-/// `PutItem` (the SDK's retry of a put that applied finds its own item and
-/// is no failure); with its details or a key, one `TransactWriteItems`
-/// (its `ClientRequestToken` does the same).
+/// stays within one write unit with it (every key included, and room for
+/// what later writes add: [`text`]), else in its details, an item of its
+/// own beside it. A listing alone is one conditional `PutItem` of a fresh
+/// id (a retry of a put that applied finds that listing, however the
+/// stream processor has changed it since, and answers it); with its
+/// details or a key, one `TransactWriteItems` (its `ClientRequestToken`
+/// does the same).
 ///
 /// An optional `Idempotency-Key` ([`api::idempotency`], route `listings`,
 /// as `POST /orders` takes one): its record, naming the listing, is put if
@@ -123,7 +125,7 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     // At its seller's home (docs/regions.md), with its details and key.
     listing.home = seller.home.clone();
     let details = match body.description.map(Description::into_string) {
-        Some(text) => inline_or_details(&mut listing, text)?,
+        Some(description) => text::inline_or_details(&mut listing, description)?,
         None => None,
     };
     let home = app.store.at(listing.home.as_deref())?;
@@ -134,8 +136,11 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     }
     let key = key.map(|k| k.with_listing(listing_id));
     if key.is_none() && details.is_none() {
-        home.put_new(&listing).await?;
-        return Response::created(&ListingAnswer::of(listing, None));
+        return match home.put_fresh(&listing).await? {
+            None => Response::created(&ListingAnswer::of(listing, None)),
+            // Its own earlier attempt: the listing as it is now.
+            Some(put) => Response::created(&ListingAnswer::of(from_item::<Listing>(put)?, None)),
+        };
     }
     let mut tx = home.transaction();
     if let Some(key) = &key {
@@ -161,17 +166,6 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         Some(first) => replay(&home, &first).await,
         None => Err(err.into()),
     }
-}
-
-/// Gives `listing` its description `text` if its item stays within one
-/// write unit with it (`None`), else the details that hold it.
-fn inline_or_details(listing: &mut Listing, text: String) -> Result<Option<ListingDetails>, ApiError> {
-    listing.description = Some(text);
-    if store::item::within_write_unit(listing)? {
-        return Ok(None);
-    }
-    let description = listing.description.take().unwrap_or_default();
-    Ok(Some(ListingDetails { listing_id: listing.listing_id, description }))
 }
 
 /// The answer to a request whose key was taken by the same request: the
@@ -232,9 +226,11 @@ struct ListingChange {
 }
 
 /// Changes the caller's own listing in one conditional `UpdateItem`: only
-/// its seller, never once sold; then its details (the description, which
-/// no change touches) are read for the answer (`GetItem`, strongly
-/// consistent). A status change moves its keys with it
+/// its seller, never once sold. The answer's description (no change
+/// touches it) is in the item the update returns, or else in its details,
+/// read then (`GetItem`, strongly consistent); a longer title that takes
+/// an item holding its text past one write unit moves the text into its
+/// details ([`text::move_out`]). A status change moves its keys with it
 /// (`write::listing::set_status`: the GSI6 sort key, and the GSI7 browse
 /// keys dropped when it leaves `active`); a failed condition returns the old
 /// item, which tells 404, 403 and 409 apart.
@@ -269,10 +265,15 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let home = app.listing_home(&id).await?;
     match home.update(&change).await {
         Ok(item) => {
+            let grown = text::grown_past(&item);
             let listing = from_item::<Listing>(item)?;
             // Held in its details unless in the item; strongly consistent:
             // reconcile may be moving the text there.
-            let details = match listing.description {
+            let details = match &listing.description {
+                Some(inline) if grown => {
+                    text::move_out(&home, &listing, inline).await?;
+                    None
+                }
                 Some(_) => None,
                 None => home.get_consistent::<ListingDetails, _>(&keys::listing_details(&id)?).await?,
             };

@@ -9,10 +9,11 @@
 //! ([`fanout::nearest`]), querying the cells of one round together (a cell
 //! of a dense cell still splitting, `NEAR_SPLITTING`, in both partitions
 //! that may hold it). The signed cursor carries the last distance and id
-//! returned, how far the page read each crowded place (one full-length
-//! geohash) it looked at in part, and after a page that found nothing
-//! beyond its cursor, the cells it read to their end (the next page skips
-//! them).
+//! looked at (where the page started, if it stopped empty), how far the
+//! page read each crowded place (one full-length geohash) it read more
+//! than one listing of, and after a page that found nothing beyond its
+//! cursor, how far it read the cells it started with (the next page skips
+//! that far: [`fanout::nearest::After`]).
 
 use std::collections::BTreeSet;
 
@@ -164,11 +165,13 @@ struct Near {
 }
 
 /// Where the next page starts: the last distance (its exact bits) and id,
-/// the crowded places looked at in part (a sort key and its listing), and
-/// after a page that read cells holding nothing beyond it, the last it
-/// read to its end before the first it left in part ([`After::skip`]: its
-/// least distance's bits, its prefix, the keys it was read between, the
-/// listing it was read on from).
+/// the crowded places it read more than one listing of (a sort key and its
+/// listing: [`After::within`]), and after a page that read cells holding
+/// nothing beyond it, the last it read to its end before the first it left
+/// in part (`s`, [`After::skip`]: its least distance's bits, its prefix,
+/// the keys it was read between, the listing it was read on from) and,
+/// with it or alone, the first it left in part and the last part of that
+/// it read to its end (`n`, [`After::inner`]).
 #[derive(Serialize, Deserialize)]
 struct Cursor {
     #[serde(rename = "k")]

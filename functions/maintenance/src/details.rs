@@ -1,9 +1,10 @@
-//! Descriptions held inline that take their item past one write unit (1
-//! KB, every key included; `store::item::within_write_unit`): written
-//! before descriptions moved to an item of their own beside their listing
-//! or product (`keyschema::entities::details`), or grown past it by a
-//! longer title. A new listing holds its description inline only if the
-//! item stays within the unit with it. Reconcile's settle pass moves each
+//! Descriptions held inline where they no longer belong: a product's (all
+//! written before descriptions moved to an item of their own beside their
+//! listing or product, `keyschema::entities::details`), and a listing's
+//! that takes its item past one write unit (1 KB; written before, or left
+//! by a longer title whose own move met another write). A new listing
+//! holds its description inline only if the item stays within the unit
+//! with it (`functions/listings`, `text`). Reconcile's settle pass moves each
 //! into its details item, in one transaction that puts the details (if
 //! absent) and removes the inline description (only if it is still the one
 //! read), so a write in between wins and the next run moves what is left.
@@ -36,15 +37,15 @@ fn text(item: &Item, name: &str) -> Option<String> {
     }
 }
 
-/// The details a scanned listing or product should have, if it holds its
-/// description inline past one write unit (`None` for any other item).
+/// The details a scanned product should have if it holds its description
+/// inline, and a listing if it holds one past one write unit (`None` for
+/// any other item).
 fn inline(item: &Item) -> Result<Option<Inline>, StoreError> {
     let Some(description) = text(item, DESCRIPTION) else { return Ok(None) };
-    if store::item::size(item) <= store::item::WRITE_UNIT_BYTES {
-        return Ok(None);
-    }
     let entity = entity_type(item).and_then(|t| t.parse::<EntityType>().ok());
+    let fits = store::item::size(item) <= store::item::WRITE_UNIT_BYTES;
     Ok(match entity {
+        Some(EntityType::Listing) if fits => None,
         Some(EntityType::Listing) => match text(item, "listingId").and_then(|id| id.parse::<ListingId>().ok()) {
             Some(listing_id) => {
                 let key = keys::listing(&listing_id)?.into_key();

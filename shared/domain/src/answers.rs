@@ -47,12 +47,14 @@ impl From<Listing> for ListingAnswer {
 }
 
 impl ListingAnswer {
-    /// The listing with its details' description (a listing written before
-    /// details carries its own).
+    /// The listing with its description: its own if it holds one (a short
+    /// one, or one written before details), else its details'. (No write
+    /// makes both; reconcile reports an item that has both, and a change of
+    /// the listing, which reads no details then, answers the same.)
     pub fn of(listing: Listing, details: Option<ListingDetails>) -> Self {
         let mut answer = ListingAnswer::from(listing);
-        if let Some(d) = details {
-            answer.description = Some(d.description);
+        if answer.description.is_none() {
+            answer.description = details.map(|d| d.description);
         }
         answer
     }

@@ -76,8 +76,10 @@ pub struct Listing {
     /// the category's `listingShards` at creation; 0 for older listings).
     #[serde(default)]
     pub shard: u16,
-    /// Only on listings written before descriptions moved out
-    /// ([`ListingDetails`]); reconcile moves it there. Never written now.
+    /// Its description, if its item stays within one write unit with it
+    /// (else in its [`ListingDetails`]); on listings written before
+    /// descriptions moved out, whatever its length (reconcile moves one
+    /// past the unit there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Where it is, if the seller said ("listings near me").

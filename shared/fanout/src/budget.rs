@@ -14,7 +14,8 @@
 //! as far as what is left holds, and stops there if its cursor reads that
 //! crowd on, and while it has found nothing beyond its cursor (every cell
 //! at a pole is as near as the others) it reads only the cells that fit,
-//! and stops where its cursor can skip them. So a page can pass its bound
+//! and stops where its cursor can skip them (whole cells, or parts of what
+//! was left of the first it left in part). So a page can pass its bound
 //! where it has not looked at an item yet, and by part of a round where its
 //! items are larger than those read before (docs/capacity.md, "The worst
 //! case per route", says by how much). A page that stops leaves unread for the next what it

@@ -1,8 +1,11 @@
-//! Exact pages over a write-sharded index: the items of one view spread
-//! over several partitions (an order status over its shards, a hot
-//! category's listings over theirs), read newest first or cheapest first
-//! in at most two rounds of queries per page. Pure code: the planner says
-//! what to ask, the caller asks DynamoDB (or memory, in the tests).
+//! Bounded, exact pages over DynamoDB indexes, each within a page's
+//! [`budget::Budget`] where the route has one: a view write-sharded over
+//! several partitions (an order status over its shards, a hot category's
+//! listings over theirs), newest or cheapest first, in at most two rounds
+//! of queries (`page_planner`); nearest first over geohash cells
+//! (`nearest`); word search over posting lists (`search`). Pure code: the
+//! planner says what to ask, the caller asks DynamoDB (or memory, in the
+//! tests).
 
 pub mod bitmap;
 pub mod budget;

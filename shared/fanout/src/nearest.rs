@@ -22,22 +22,23 @@
 //! its last item, ordered after the items as near with a lower id, so a
 //! crowded place answers a page without being read whole). A page resumes
 //! after the last item looked at (distance and id): cells wholly nearer
-//! are never queried again, and a crowded place the page looked at in part
-//! is read from where it was left ([`After::within`]). Once it has looked
+//! are never queried again, and a crowded place the page read more than
+//! one item of is read from where it was left ([`After::within`]). Once it has looked
 //! at an item a page keeps to its [`Budget`] (the contract's bound); before,
 //! it reads the rest of a crowded place only as far as the budget holds,
 //! and once it is spent stops there (empty) if its cursor reads a crowd
 //! further and loses no place the old one held ([`cursor::further`]);
 //! while it has found nothing beyond its cursor it reads only the cells
 //! that fit, and once none does stops there (empty) if it has read to its
-//! end one of the cells it started with: its cursor skips those read to
-//! their end before the first it left in part ([`After::skip`]: a page from
-//! the same cursor starts with the same cells, and takes them out in the
-//! same order, a total one).
+//! end one of the cells it started with, or parts of what was left of the
+//! first it left in part: its cursor skips those read to their end before
+//! the first it left in part ([`After::skip`], [`After::inner`]: a page
+//! from the same cursor starts with the same cells, and takes them out in
+//! the same order, a total one).
 //!
 //! What a page reads is measured by `what_a_near_page_reads` (the tests):
 //! few cells per round keep a city's page of 20 at 8-12 queries (6.0-12.6
-//! read units of cards, 9-20 were they whole listings), where querying
+//! RCU of cards, 9-20 were they whole listings), where querying
 //! every cell that might hold a result read ten times that; and
 //! `a_spot_of_a_thousand_answers_full_pages_at_a_bounded_cost`: a page at
 //! a place holding a thousand reads about what it answers.
@@ -213,9 +214,10 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
         // is left holds. Once nothing fits, a page whose cursor would read a
         // crowd further, and every place the old cursor did as far, stops
         // there, empty ([`After::within`], `stopped`); so does a barren page
-        // that read to its end a cell it started with, its cursor skipping
-        // those read to their end before the first it left in part
-        // ([`After::skip`]); any other reads on without a budget (its cursor
+        // that read to its end a cell it started with (or parts of what was
+        // left of the first it left in part), its cursor skipping those read
+        // to their end before the first it left in part ([`After::skip`],
+        // [`After::inner`]); any other reads on without a budget (its cursor
         // could not move on).
         let queries = |e: &Entry<T>| e.prefix().map_or(1, |p| asker.queries(p));
         let all: usize = cells.iter().map(queries).sum();
@@ -228,7 +230,7 @@ pub async fn page_where<T: Placed, A: CellAsker<T>>(
             (Some(_), (fit, requests)) => (fit, requests, left.holds(requests, item_bytes)),
             (None, (0, _)) => {
                 let on = within(heap, &read, after.as_ref());
-                // A crowd: a place that held more than a query of it asks.
+                // A crowd: a place the page read more than CELL_LIMIT items of.
                 let crowded = |w: &Within| {
                     w.key.get(..HASH_LEN).and_then(|cell| read.get(cell)).is_some_and(|keys| keys.len() > CELL_LIMIT)
                 };

@@ -224,6 +224,19 @@ impl Store {
         }
     }
 
+    /// `PutItem` of an item whose key no other write uses (a new ULID's):
+    /// if the item exists, an earlier attempt of this put applied (its
+    /// answer lost, the SDK retrying), however it has changed since (the
+    /// stream processor may have added keys): that item (`Some`), not a
+    /// failure. `None`: put now.
+    pub async fn put_fresh<E: Entity>(&self, entity: &E) -> Result<Option<Item>, StoreError> {
+        match self.put_new(entity).await {
+            Ok(()) => Ok(None),
+            Err(StoreError::ConditionFailed(Some(old))) => Ok(Some(old)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// One `Query` request: up to `limit` items of the query from `start`.
     ///
     /// Asks for one item more than `limit`, so that the last page says so

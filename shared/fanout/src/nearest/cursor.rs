@@ -1,6 +1,8 @@
 //! Where a page leaves off: the last item looked at, the full-length cells
-//! looked at in part ([`After::within`]), the cells read that held nothing
-//! beyond the cursor ([`After::skip`]).
+//! it read more than one item of, in part or to their end
+//! ([`After::within`]), and, after a page that found nothing beyond the
+//! cursor, how far it read the cells it started with ([`After::skip`],
+//! [`After::inner`]).
 
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -15,22 +17,25 @@ use super::frontier::{Entry, Tag};
 #[derive(Clone, Debug, PartialEq)]
 pub struct After {
     /// The distance of the last item looked at (0 before any: a page
-    /// stopped beside a crowd keeps where it started).
+    /// stopped before it looked at an item keeps where it started).
     pub km: f64,
     /// Its id.
     pub id: Ulid,
-    /// Full-length cells looked at in part, at most [`MAX_WITHIN`]: a later
-    /// page reads each from where this one left it, not from its start.
+    /// Full-length cells the page read more than one item of (in part or
+    /// to their end), or carried from the old cursor, at most
+    /// [`MAX_WITHIN`], the most read first: a later page reads each from
+    /// where this one left it, not from its start.
     pub within: Vec<Within>,
     /// Set by a page that stopped before it looked at an item, no cell it
     /// read holding anything beyond the cursor (a pole's wedges, the end of
     /// a walk): of the cells it started with, the last it read to its end
     /// (and all that was left of it) before the first it left in part, in
-    /// the order cells are read. A page from the same `km`, `id` and
+    /// the order cells are read (if it read none to its end, the old
+    /// cursor's `skip`). A page from the same `km`, `id` and
     /// `within` starts with the same cells and takes them out in that
     /// order, so it skips each up to this one.
     pub skip: Option<Skip>,
-    /// Set with `skip` where the next cell it started with is one it left
+    /// Set (with `skip` or without) where the next cell it started with is one it left
     /// in part: that cell, and the last of what was left of it that the
     /// page read to its end (with all left of that) before the first it
     /// left in part, in the same order. The next page reads that cell
@@ -69,7 +74,7 @@ pub struct Within {
     pub id: Ulid,
 }
 
-/// Cells a cursor says were looked at in part (the most read of the page).
+/// Full-length cells a cursor names (the most read of the page).
 pub const MAX_WITHIN: usize = 4;
 
 /// The cells a page started with that it read, in order ([`Entry::root`]),
@@ -136,8 +141,9 @@ pub(super) fn further(now: &[Within], before: &[Within], crowded: impl Fn(&Withi
         && now.iter().any(|n| crowded(n) && key(before, n).is_none_or(|k| n.key > k))
 }
 
-/// The full-length cells a page looked at in part, for its cursor: of each
-/// cell read (its reads run on from its start or from where the cursor
+/// The full-length cells a page read, for its cursor: of each cell read
+/// (of which it read more than one item, or the old cursor held; its
+/// reads run on from its start or from where the cursor
 /// left it), the greatest key read below every item still unreturned, or
 /// the old cursor's key there if greater; then the old cursor's cells this
 /// page did not read (still true: a cell read to its end reads nothing

@@ -114,7 +114,8 @@ fn crowded_places_walk_exactly() {
 /// A crowd beside the point, not on it (1 m, 50 m away; or spread inside
 /// its 5 m cell, the point at the cell's centre): no item of it can come
 /// out before its cell is read whole, so the rest of the cell is read in
-/// one query, and every page is full (found by a review: each page
+/// asks as large as the budget holds (the pages that stop empty reading it
+/// on counted as stopped early), and every page is full (found by a review: each page
 /// answered one listing and read the crowd again, 32 items a round) but
 /// the few that stop at their budget ([`Budget`]) in the city around it
 /// (3 of each walk).

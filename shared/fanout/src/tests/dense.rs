@@ -81,7 +81,6 @@ fn walk_split(m: &Split, at: Location, radius: f64, limit: usize, keep: &(dyn Fn
 #[test]
 fn splitting_walks_are_exact() {
     let paris = Location::new(48.8566, 2.3522).unwrap();
-    // The corner where u09t, u09w, u09s (not dense) and u09q/u09v meet, roughly.
     let mut rng = rng(101);
     let mut points: Vec<Location> = (0..1_500)
         .map(|_| paris.toward(30.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0)))

@@ -1,6 +1,6 @@
 //! Walks within budgets (review of the near page's budget): crowds at a
 //! spot, a metre away and spread in one 5 m cell, among 400 listings within
-//! 3 km; items of 360 to 9,000 bytes, guessed right or not; budgets from
+//! 3 km; items of 300 to 9,000 bytes, guessed right or not; budgets from
 //! none to the contract's: every walk ends, is exact against brute force,
 //! and a page shorter than its limit says it stopped early.
 

@@ -48,7 +48,7 @@ fn memory(points: &[Location]) -> Memory {
     )
 }
 
-/// Every page of a walk; asserts each page's cost is within `max_queries`.
+/// Every page of a walk, and the worst of their costs.
 fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)>, Cost) {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let (mut got, mut after, mut worst) = (Vec::new(), None, Cost::default());
@@ -166,7 +166,7 @@ fn walks_are_exact_against_a_brute_force_sort() {
 }
 
 /// A listing (the capacity model's mix), its copy in GSI5 (its card) and
-/// in GSI4 (what a page chooses by).
+/// in the dropped GSI4 (what a page chose by).
 const LISTING_KB: f64 = 0.6;
 const CARD_KB: f64 = 0.35;
 const SPOT_KB: f64 = 0.2;
@@ -209,8 +209,8 @@ fn what_a_near_page_reads() {
         }
         let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
         let meanf = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        // Measured, on GSI5 (the cards, the whole page): 6.0-12.6 units for a
-        // page of 20, 21-36 for 100 (on GSI4 and a BatchGetItem of the page:
+        // Measured, on GSI5 (the cards, the whole page): 6.0-12.6 RCU for a
+        // page of 20, 21-36 for 100 (on the dropped GSI4 and a BatchGetItem of the page:
         // 15-19 and 66-77; were the index whole listings: 9-20 and 31-56;
         // with 4 cells a round from the first, 6.5-18.6 and 40-74; with every
         // cell that might hold a result queried at once: 96-300 for 20).
@@ -235,8 +235,8 @@ fn what_a_near_page_reads() {
 }
 
 /// The memory asker, adding up the read units of its answers: were the
-/// index to hold whole listings, as GSI5 holds them (cards) and as GSI4
-/// does.
+/// index to hold whole listings, as GSI5 holds them (cards) and as the
+/// dropped GSI4 did.
 struct Counting<'a> {
     inner: &'a Memory,
     whole: std::cell::Cell<f64>,

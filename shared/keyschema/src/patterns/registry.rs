@@ -305,7 +305,7 @@ declare_registry! {
         UpdateListing => (
             "update listing",
             "a listing's title, price or status (its seller)",
-            "UpdateItem (+ GetItem of a long description)", EntityType::Listing,
+            "UpdateItem + GetItem unless the description is in the item", EntityType::Listing,
             "PATCH /listings/{listingId}",
         ),
         AddFavorite => (
