@@ -265,13 +265,13 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     let home = app.listing_home(&id).await?;
     match home.update(&change).await {
         Ok(item) => {
-            let grown = text::grown_past(&item);
-            let listing = from_item::<Listing>(item)?;
+            let listing = from_item::<Listing>(item.clone())?;
+            let grown = text::grown_past(&item, &listing)?;
             // Held in its details unless in the item; strongly consistent:
             // reconcile may be moving the text there.
             let details = match &listing.description {
                 Some(inline) if grown => {
-                    text::move_out(&home, &listing, inline).await?;
+                    text::move_out(&home, &listing, inline).await;
                     None
                 }
                 Some(_) => None,

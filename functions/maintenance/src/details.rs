@@ -2,12 +2,12 @@
 //! written before descriptions moved to an item of their own beside their
 //! listing or product, `keyschema::entities::details`), and a listing's
 //! that takes its item past one write unit (1 KB; written before, or left
-//! by a longer title whose own move met another write). A new listing
+//! by a longer title whose own move failed). A new listing
 //! holds its description inline only if the item stays within the unit
 //! with it (`functions/listings`, `text`). Reconcile's settle pass moves each
 //! into its details item, in one transaction that puts the details (if
 //! absent) and removes the inline description (only if it is still the one
-//! read), so a write in between wins and the next run moves what is left.
+//! read), so a move in between wins and the next run moves what is left.
 //! Until moved, the item is still answered with its inline description.
 
 use domain::ids::{ListingId, ProductId};

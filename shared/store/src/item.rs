@@ -109,6 +109,17 @@ pub fn within_write_unit<E: Entity>(entity: &E, later: usize) -> Result<bool, St
     Ok(size(&with_keys(entity, &every_key)?).saturating_add(later) <= WRITE_UNIT_BYTES)
 }
 
+/// `item` as it will be once it has every index key `entity`'s
+/// declaration gives it (those the stream processor adds included), the
+/// rest of what it holds kept.
+pub fn keyed<E: Entity>(item: &Item, entity: &E) -> Result<Item, StoreError> {
+    let mut out = item.clone();
+    for (attr, value) in E::DECL.item_keys(&entity.attrs()?)?.attributes() {
+        out.insert(attr.to_owned(), AttributeValue::S(value.to_owned()));
+    }
+    Ok(out)
+}
+
 /// A string attribute value.
 pub fn s(value: impl Into<String>) -> AttributeValue {
     AttributeValue::S(value.into())

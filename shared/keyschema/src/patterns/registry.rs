@@ -305,7 +305,7 @@ declare_registry! {
         UpdateListing => (
             "update listing",
             "a listing's title, price or status (its seller)",
-            "UpdateItem + GetItem unless the description is in the item", EntityType::Listing,
+            "UpdateItem + GetItem unless the description is in the item (+ TransactWriteItems: a longer title moves it out)", EntityType::Listing,
             "PATCH /listings/{listingId}",
         ),
         AddFavorite => (
