@@ -105,8 +105,7 @@ fn number_size(number: &str) -> usize {
 /// spare (what later writes add: a fold's record, a counter's digits), is
 /// within one write unit ([`WRITE_UNIT_BYTES`]).
 pub fn within_write_unit<E: Entity>(entity: &E, later: usize) -> Result<bool, StoreError> {
-    let every_key = E::DECL.item_keys(&entity.attrs()?)?;
-    Ok(size(&with_keys(entity, &every_key)?).saturating_add(later) <= WRITE_UNIT_BYTES)
+    Ok(size(&keyed(&to_item(entity)?, entity)?).saturating_add(later) <= WRITE_UNIT_BYTES)
 }
 
 /// `item` as it will be once it has every index key `entity`'s
