@@ -140,3 +140,92 @@ fn walks_at_the_poles_and_the_antimeridian_keep_each_page_within_its_budget() {
     assert!(skipped > 0, "no page stopped empty in {pages}");
     println!("{pages} pages, {skipped} empty, {over} over their budget (the antimeridian's of 1 and 20)");
 }
+
+/// The memory billed as [`Sized`] bills it, counting the items read that
+/// lie nearer than `km` (the page's cursor: looked at before).
+struct Counting<'a> {
+    inner: Sized<'a>,
+    at: Location,
+    km: std::cell::Cell<f64>,
+    inside: std::cell::Cell<usize>,
+    read: std::cell::Cell<usize>,
+}
+
+impl CellAsker<It> for Counting<'_> {
+    type Error = Infallible;
+    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<It>)>, Infallible> {
+        let answers = self.inner.ask(asks).await?;
+        for (_, a) in &answers {
+            self.read.set(self.read.get() + a.items.len());
+            let inside = a.items.iter().filter(|i| self.at.distance_km(&i.at) < self.km.get()).count();
+            self.inside.set(self.inside.get() + inside);
+        }
+        Ok(answers)
+    }
+    fn may_hold(&self, cell: &str) -> bool {
+        self.inner.may_hold(cell)
+    }
+    fn item_bytes(&self) -> usize {
+        self.inner.item_bytes()
+    }
+}
+
+/// What later pages of a walk cost (`cargo test -p fanout
+/// later_pages_of_a_walk -- --nocapture`): 20,000 listings within 25 km of
+/// Paris, walks of 15 pages of 20 from 20 points, cards of 360 and 1,160
+/// bytes. A later page must read again every cell across the circle where
+/// the last one ended (its first card is proven only once every cell nearer
+/// than it is read), and the cards beyond a page's end it read to prove
+/// its last: the mean page of 360-byte cards measured 7.7 RCU first, 10.6
+/// second, 19.9 tenth and 26.8 fifteenth (1,160 bytes: 14.1, 20.0, 47.8,
+/// 61.5). The circle grows as the root of the cards before it, and a query
+/// costs half a unit however little it reads: smaller asks (16 or 11 cards
+/// a cell) trade bytes for queries, 23-24 RCU at the tenth page
+/// (docs/capacity.md, "Near me later in a walk"). Guarded: the first page
+/// within the bound, and no later page's mean past what was measured.
+#[test]
+fn later_pages_of_a_walk_cost_more() {
+    let paris = Location::new(48.8566, 2.3522).unwrap();
+    let mut rng = rng(11);
+    let points: Vec<Location> = (0..20_000)
+        .map(|_| paris.toward(25.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0)))
+        .collect();
+    let m = memory(&points);
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    for (card, first_most, later_mean) in [(360usize, 12.0, 28.0), (1_160, 24.0, 64.0)] {
+        let bytes = move |_: &It| card;
+        // Per page of the walks: units, items read, of them looked at before.
+        let mut pages: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); 15];
+        for _ in 0..20 {
+            let at = paris.toward(10.0 * rng.random_range(0.0f64..1.0), rng.random_range(0.0..360.0));
+            let inner = Sized { inner: &m, bytes: &bytes, guess: 512 };
+            let asker = Counting { inner, at, km: 0.0.into(), inside: 0.into(), read: 0.into() };
+            let mut after: Option<After> = None;
+            for each in pages.iter_mut() {
+                asker.km.set(after.as_ref().map_or(0.0, |a| a.km));
+                asker.inside.set(0);
+                asker.read.set(0);
+                let (items, next, cost) =
+                    runtime.block_on(page_where(at, 50.0, 20, after, &|_| true, &asker, Budget::page(20))).unwrap();
+                assert!(!items.is_empty());
+                each.push((cost.units, asker.read.get(), asker.inside.get()));
+                after = Some(next.expect("thousands within 50 km"));
+            }
+        }
+        for (n, each) in pages.iter().enumerate() {
+            let mean = |f: fn(&(usize, usize, usize)) -> usize| each.iter().map(f).sum::<usize>() as f64 / 20.0;
+            let most = each.iter().map(|p| p.0).max().unwrap_or(0) as f64 / 2.0;
+            let rcu = mean(|p| p.0) / 2.0;
+            println!(
+                "cards of {card} bytes, page {}: RCU mean {rcu:.1} max {most:.1}, cards read {:.0} ({:.0} looked at before)",
+                n + 1,
+                mean(|p| p.1),
+                mean(|p| p.2)
+            );
+            if n == 0 {
+                assert!(most <= first_most, "the first page of {card}-byte cards: {most} RCU");
+            }
+            assert!(rcu <= later_mean, "page {} of {card}-byte cards: {rcu} RCU", n + 1);
+        }
+    }
+}
