@@ -11,7 +11,7 @@ use proptest::prelude::RngExt;
 use ulid::Ulid;
 
 use super::super::*;
-use super::{brute, memory, rng, walk_where, It, Memory};
+use super::{brute, city, memory, rng, walk_where, It, Memory};
 
 /// An item's bytes.
 type Bytes = dyn Fn(&It) -> usize;
@@ -185,11 +185,7 @@ impl CellAsker<It> for Counting<'_> {
 /// within the bound, and no later page's mean past what was measured.
 #[test]
 fn later_pages_of_a_walk_cost_more() {
-    let paris = Location::new(48.8566, 2.3522).unwrap();
-    let mut rng = rng(11);
-    let points: Vec<Location> = (0..20_000)
-        .map(|_| paris.toward(25.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0)))
-        .collect();
+    let (paris, points, mut rng) = city();
     let m = memory(&points);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     for (card, first_most, later_mean) in [(360usize, 12.0, 28.0), (1_160, 24.0, 64.0)] {

@@ -48,6 +48,18 @@ fn memory(points: &[Location]) -> Memory {
     )
 }
 
+/// A city: 20,000 listings within 25 km of Paris, denser toward the
+/// centre; the centre, the points and the generator drawn from (for the
+/// points a page is asked at).
+fn city() -> (Location, Vec<Location>, TestRng) {
+    let paris = Location::new(48.8566, 2.3522).unwrap();
+    let mut rng = rng(11);
+    let points = (0..20_000)
+        .map(|_| paris.toward(25.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0)))
+        .collect();
+    (paris, points, rng)
+}
+
 /// Every page of a walk, and the worst of their costs.
 fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)>, Cost) {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
@@ -182,11 +194,7 @@ fn rcu(items: usize, kb: f64) -> f64 {
 /// Paris, denser toward the centre; 50 points in the city; radius 2, 5, 20, 50.
 #[test]
 fn what_a_near_page_reads() {
-    let paris = Location::new(48.8566, 2.3522).unwrap();
-    let mut rng = rng(11);
-    let points: Vec<Location> = (0..20_000)
-        .map(|_| paris.toward(25.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0)))
-        .collect();
+    let (paris, points, mut rng) = city();
     let m = memory(&points);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     for (radius, limit) in [(2.0, 20), (5.0, 20), (20.0, 20), (50.0, 20), (5.0, 100), (50.0, 100)] {
