@@ -20,6 +20,8 @@ use crate::{catalog, listings, orders, req, reviews, sign_up, users, As, Reply, 
 
 /// A 4-byte character (U+1F388 BALLOON): the widest UTF-8 has.
 pub const WIDE: char = '\u{1F388}';
+/// Six words no title of [`Hostile::never_meeting_listings`] holds all of.
+pub const NEVER_MEETING: [&str; 6] = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
 /// Longest title or name (`api::validate::Name`), in characters.
 pub const NAME_CHARS: usize = 200;
 /// Longest description (`api::validate::Description`), in characters.
@@ -174,6 +176,23 @@ impl<'a> Hostile<'a> {
     /// `n` listings titled [`expanding_title`].
     pub async fn expanding_listings(&self, seller: &'static str, category: &str, n: usize) -> Vec<String> {
         let bodies = (0..n).map(|_| listing_body(&expanding_title(), category, None, None)).collect();
+        self.listings(seller, bodies).await
+    }
+
+    /// `n` listings whose titles hold five of [`NEVER_MEETING`] each (the
+    /// `i`th leaves out word `i` mod 6) and words of 32 letters up to 200
+    /// bytes of indexed words: posting lists of the largest postings, each
+    /// long, that never meet.
+    pub async fn never_meeting_listings(&self, seller: &'static str, category: &str, n: usize) -> Vec<String> {
+        let filler: Vec<String> =
+            (b'a'..=b'e').map(|c| format!("zzz{}", char::from(c).to_string().repeat(29))).collect();
+        let bodies = (0..n)
+            .map(|i| {
+                let five = NEVER_MEETING.iter().enumerate().filter(|(k, _)| *k != i % 6).map(|(_, w)| *w);
+                let title: Vec<&str> = five.chain(filler.iter().map(String::as_str)).collect();
+                listing_body(&title.join(" "), category, None, None)
+            })
+            .collect();
         self.listings(seller, bodies).await
     }
 

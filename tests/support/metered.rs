@@ -90,6 +90,25 @@ pub enum Fullness {
     /// Pages of at most this many whatever the limit (the contract's
     /// search), short only at the end of the walk otherwise.
     AtMost(usize),
+    /// Pages of at most this many, short also where they say
+    /// `stoppedEarly: true` (the contract's search: a page answers what its
+    /// posting reads leave of its bound).
+    AtMostOrStoppedEarly(usize),
+}
+
+impl Fullness {
+    /// The most a page may answer.
+    fn most(self) -> usize {
+        match self {
+            Fullness::AtMost(n) | Fullness::AtMostOrStoppedEarly(n) => n,
+            _ => usize::MAX,
+        }
+    }
+
+    /// Whether a short page that says `stoppedEarly` is allowed.
+    fn may_stop_early(self) -> bool {
+        matches!(self, Fullness::StoppedEarlyAllowed | Fullness::AtMostOrStoppedEarly(_))
+    }
 }
 
 /// One page measured.
@@ -227,15 +246,12 @@ pub fn check(name: &str, limit: Option<u16>, pages: &[Page], bound: Bound, fulln
             broken.push(format!("{at}: {c} (bound {} requests, {} RCU)", bound.requests, bound.rcu));
         }
         let stopped = page.reply.body["stoppedEarly"] == Value::Bool(true);
-        let most = match fullness {
-            Fullness::AtMost(n) => n,
-            _ => usize::MAX,
-        };
+        let most = fullness.most();
         if answered(&page.reply) > most {
             broken.push(format!("{at}: {} items, more than {most}", answered(&page.reply)));
         }
         let short = limit.is_some_and(|l| answered(&page.reply) < usize::from(l).min(most));
-        if short && page.reply.next_cursor().is_some() && !(stopped && fullness == Fullness::StoppedEarlyAllowed) {
+        if short && page.reply.next_cursor().is_some() && !(stopped && fullness.may_stop_early()) {
             broken.push(format!("{at}: {} items and a next page (stoppedEarly: {stopped})", answered(&page.reply)));
         }
     }
@@ -250,12 +266,9 @@ pub async fn pages_within(t: &TestTable, meter: &Meter, route: &Route) -> Vec<St
     for (limit, pages) in [(20, 5), (100, 3)] {
         let walked = walk(t, meter, route, limit, pages).await;
         broken.extend(check(&route.name, Some(limit), &walked, route.bound.at(limit), fullness));
-        let most = match fullness {
-            Fullness::AtMost(n) => u16::try_from(n).unwrap_or(u16::MAX),
-            _ => u16::MAX,
-        };
+        let most = u16::try_from(fullness.most()).unwrap_or(u16::MAX);
         let stopped = walked.first().is_some_and(|p| p.reply.body["stoppedEarly"] == Value::Bool(true));
-        if !(stopped && fullness == Fullness::StoppedEarlyAllowed) {
+        if !(stopped && fullness.may_stop_early()) {
             broken.extend(holds(route, limit.min(most), &walked));
         }
     }

@@ -23,8 +23,10 @@ use serde::{Deserialize, Serialize};
 
 /// The most listings a page answers (a larger `limit` is taken as this):
 /// the page's listings are read by `BatchGetItem`, which prices each at
-/// least one 4 KB unit (0.5 RCU), so 50 keep a page within 40 RCU with its
-/// posting lists (docs/capacity.md, the worst case per route).
+/// least one 4 KB unit (0.5 RCU), so 50 keep a page of 100 within 40 RCU
+/// with its posting lists; a page answers fewer where its posting reads
+/// leave less ([`fanout::search`], docs/capacity.md, the worst case per
+/// route).
 pub const MAX_PAGE: u16 = 50;
 
 /// Answers posting-list queries from the table, in the handler's task.
@@ -54,7 +56,7 @@ impl ListAsker for Lists<'_> {
                         category: p.category_id.to_string(),
                     })
                     .collect();
-                Ok::<_, ApiError>(ListAnswer { postings, more: page.next.is_some() })
+                Ok::<_, ApiError>(ListAnswer { postings, more: page.next.is_some(), units: page.read_units })
             })
             .buffered(8)
             .try_collect()
@@ -76,8 +78,9 @@ struct SearchBody {
     items: Vec<ListingCard>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
-    /// The page stopped at its bound of queries before it was full; the
-    /// cursor goes on from the last listing looked at.
+    /// The page stopped at its bound of queries or read units before it
+    /// was full; the cursor goes on after the last listing answered or
+    /// looked at.
     stopped_early: bool,
 }
 
@@ -97,7 +100,9 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
     };
     let category_key = category.as_ref().map(|c| c.to_string());
     let limit = usize::from(page.limit.min(MAX_PAGE));
-    let found = search::page(&query, category_key.as_deref(), limit, before, &Lists(app)).await?;
+    // The bound of the page asked for (a page of 100 answers at most 50).
+    let budget = fanout::Budget::page(usize::from(page.limit));
+    let found = search::page(&query, category_key.as_deref(), limit, before, budget, &Lists(app)).await?;
     let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
     let keys = ids.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
     let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {

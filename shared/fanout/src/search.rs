@@ -1,28 +1,55 @@
-//! A page of word search over posting lists, newest first, in a bounded
-//! number of queries whatever the corpus.
+//! A page of word search over posting lists, newest first, within its
+//! page's [`Budget`] whatever the corpus.
 //!
 //! Every list a query names ([`domain::words::Query::lists`]) holds every
 //! match, and each posting carries the title's indexed words, so reading
 //! any one list and filtering its postings finds them all, in its order
 //! (newest first). The cost is the length of the list read, so a page reads
-//! the rarest: round 1 reads the head of every list at once; a list that
-//! ended there is complete (the shortest such one answers the page); else
-//! the *driver* is the list whose head reaches furthest back in time (the
-//! sparsest), read on in larger queries until the page is full, the list
-//! ends, or [`MAX_QUERIES`] is reached. A page stopped by the bound says so
-//! (`stopped_early`) and its cursor resumes after the last posting read: a
-//! rare word AND a common word reads the rare word's list, never the common
+//! the rarest: round 1 reads the heads of at most [`HEAD_LISTS`] lists at
+//! once (the longest words', which are likely the rarest, and the last
+//! word's prefix); a list that ended there is complete (the shortest such
+//! one answers the page); else the *driver* is the list whose head reaches
+//! furthest back in time (the sparsest), read on until the page is full,
+//! the list ends, [`MAX_QUERIES`] are sent or the budget is spent. A rare
+//! word AND a common word reads the rare word's list, never the common
 //! one's beyond its head.
+//!
+//! The budget: the caller reads the listings a page answers in one
+//! `BatchGetItem`, which bills each as at least one 4 KB unit, so a page
+//! answers at most as many listings as the units its posting reads left
+//! ([`SearchPage::found`]: at most the budget's units less those read), and
+//! asks a posting list for no more postings than half of what is left holds
+//! at [`MAX_POSTING_BYTES`] each (a bound, not an estimate: what a list
+//! holds further on can be larger than what it held so far). Round 1 asks
+//! each head for the page's limit and one, which fits any page's budget
+//! ([`HEAD_LISTS`] heads of postings of the largest size). A page stopped
+//! by its budget or its queries says so (`stopped_early`) and its cursor
+//! resumes after the last listing it answers or, if it answers none more,
+//! after the last posting it read, so every page moves the walk on.
 
 use std::collections::BTreeSet;
 
 use domain::words::Query;
 use ulid::Ulid;
 
-/// Most queries one page sends (round 1 sends one per list: at most 6).
+use crate::Budget;
+
+/// Most queries one page sends (round 1 sends one per list: at most
+/// [`HEAD_LISTS`]).
 pub const MAX_QUERIES: usize = 10;
-/// Postings asked for per query after round 1.
+/// Most postings asked for per query after round 1.
 pub const DRIVER_LIMIT: usize = 200;
+/// Most lists round 1 reads the heads of: the two longest words' and the
+/// prefix's. Any list holds every match, so which are read changes the
+/// cost, never the answer.
+pub const HEAD_LISTS: usize = 3;
+/// The most a posting item weighs as DynamoDB sizes it: its keys, a term of
+/// at most 33 bytes, at most [`domain::words::MAX_INDEXED_BYTES`] of words,
+/// the listing and category ids, and the attribute names (the integration
+/// tests hold the largest to it).
+pub const MAX_POSTING_BYTES: usize = 512;
+/// DynamoDB's read unit.
+const UNIT_BYTES: usize = 4096;
 
 /// One posting as read: the listing, its title's indexed words, its category.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +80,8 @@ pub struct ListAnswer {
     pub postings: Vec<Posted>,
     /// Whether the list may hold more after them.
     pub more: bool,
+    /// The 4 KB units the query was billed (at least one).
+    pub units: usize,
 }
 
 /// Answers list queries (DynamoDB, or memory in the tests).
@@ -70,12 +99,14 @@ pub struct SearchPage {
     pub found: Vec<Ulid>,
     /// Where the next page starts (listings older than this), if any.
     pub next: Option<Ulid>,
-    /// The page stopped at [`MAX_QUERIES`] before it was full.
+    /// The page stopped at its budget or [`MAX_QUERIES`] before it was full.
     pub stopped_early: bool,
     /// Queries sent.
     pub queries: usize,
     /// Postings read.
     pub postings_read: usize,
+    /// The 4 KB units the queries were billed.
+    pub units: usize,
 }
 
 /// Whether a posting matches the query (and the category, if given).
@@ -83,21 +114,34 @@ pub fn matches(query: &Query, category: Option<&str>, posted: &Posted) -> bool {
     category.is_none_or(|c| c == posted.category) && query.matches(&posted.words)
 }
 
-/// One page of up to `limit` matches older than `before`.
+/// The lists round 1 reads: the first [`HEAD_LISTS`] - 1 of `lists` (the
+/// longest words) and the last (the prefix).
+fn heads(mut lists: Vec<String>) -> Vec<String> {
+    if lists.len() > HEAD_LISTS {
+        let prefix = lists.pop();
+        lists.truncate(HEAD_LISTS - 1);
+        lists.extend(prefix);
+    }
+    lists
+}
+
+/// One page of up to `limit` matches older than `before`, within `budget`
+/// with a unit and a request left per listing found and for their read.
 pub async fn page<A: ListAsker>(
     query: &Query,
     category: Option<&str>,
     limit: usize,
     before: Option<Ulid>,
+    budget: Budget,
     asker: &A,
 ) -> Result<SearchPage, A::Error> {
     let limit = limit.max(1);
-    let lists: Vec<String> = query.lists().iter().map(|t| t.key()).collect();
-    let head = limit + 1;
-    let asks = lists.iter().map(|term| ListAsk { term: term.clone(), before, limit: head }).collect();
+    let lists = heads(query.lists().iter().map(|t| t.key()).collect());
+    let asks = lists.iter().map(|term| ListAsk { term: term.clone(), before, limit: limit + 1 }).collect();
     let heads = asker.ask(asks).await?;
     let mut out = SearchPage { queries: lists.len(), ..SearchPage::default() };
     out.postings_read = heads.iter().map(|a| a.postings.len()).sum();
+    out.units = heads.iter().map(|a| a.units.max(1)).sum();
     // The driver: the shortest complete list, else the sparsest head.
     let complete = heads.iter().enumerate().filter(|(_, a)| !a.more).min_by_key(|(_, a)| a.postings.len());
     let driver = match complete {
@@ -110,33 +154,50 @@ pub async fn page<A: ListAsker>(
     };
     let Some(mut answer) = heads.into_iter().nth(driver) else { return Ok(out) };
     loop {
+        // The listings the units left can still read (one at least: every
+        // page moves the walk on).
+        let room = budget.units.saturating_sub(out.units).max(1).min(limit);
         let mut last_read = None;
         for (k, posted) in answer.postings.iter().enumerate() {
+            if !matches(query, category, posted) {
+                last_read = Some(posted.id);
+                continue;
+            }
+            if out.found.len() == room {
+                // Out of units: the next page starts after the last found.
+                out.stopped_early = true;
+                out.next = out.found.last().copied();
+                return Ok(out);
+            }
             last_read = Some(posted.id);
-            if matches(query, category, posted) {
-                out.found.push(posted.id);
-                if out.found.len() == limit {
-                    // Full: a cursor if a match follows or the list goes on
-                    // (then the next page may be empty: no read to find out).
-                    let rest = answer.postings[k + 1..].iter().any(|p| matches(query, category, p));
-                    out.next = (rest || answer.more).then_some(posted.id);
-                    return Ok(out);
-                }
+            out.found.push(posted.id);
+            if out.found.len() == limit {
+                // Full: a cursor if a match follows or the list goes on
+                // (then the next page may be empty: no read to find out).
+                let rest = answer.postings[k + 1..].iter().any(|p| matches(query, category, p));
+                out.next = (rest || answer.more).then_some(posted.id);
+                return Ok(out);
             }
         }
         if !answer.more {
             return Ok(out);
         }
-        if out.queries >= MAX_QUERIES {
+        // What is left once the listings found are read: a query takes a
+        // unit at least and an answer another.
+        let left = budget.units.saturating_sub(out.units + out.found.len());
+        let requests_left = budget.requests.saturating_sub(out.queries + 1);
+        let Some(from) = last_read else { return Ok(out) };
+        if out.queries >= MAX_QUERIES || requests_left == 0 || left < 2 {
             out.stopped_early = true;
-            out.next = last_read;
+            out.next = Some(from);
             return Ok(out);
         }
-        let Some(from) = last_read else { return Ok(out) };
-        let ask = ListAsk { term: lists[driver].clone(), before: Some(from), limit: DRIVER_LIMIT };
+        let holds = (left / 2).max(1) * UNIT_BYTES / MAX_POSTING_BYTES;
+        let ask = ListAsk { term: lists[driver].clone(), before: Some(from), limit: holds.min(DRIVER_LIMIT) };
         answer = asker.ask(vec![ask]).await?.pop().unwrap_or_default();
         out.queries += 1;
         out.postings_read += answer.postings.len();
+        out.units += answer.units.max(1);
     }
 }
 
