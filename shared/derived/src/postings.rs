@@ -43,7 +43,8 @@ pub struct Touched {
 }
 
 fn terms(l: &ListingImage) -> BTreeSet<String> {
-    domain::words::terms(&domain::words::indexed(&l.title)).iter().map(|t| t.key()).collect()
+    let id = l.listing_id.ulid();
+    domain::words::terms(&domain::words::indexed(&l.title)).iter().map(|t| t.key_for(id)).collect()
 }
 
 impl Touched {

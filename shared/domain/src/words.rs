@@ -9,7 +9,7 @@
 //! last (stop words left out) is an indexed word of the title and the last
 //! word is the beginning of one (type-ahead: `blue cer` finds "Blue ceramic
 //! mug"). The search index keeps, per listing, a posting under each indexed
-//! word and under its first 1, 2 and [`PREFIX_CHARS`] characters ([`Term`]).
+//! word's first 1, 2 and [`PREFIX_CHARS`] characters ([`Term`]).
 //!
 //! A query's words, for its limits (at most [`MAX_QUERY_WORDS`], at least
 //! one), are its runs of characters between ASCII characters that are not
@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 
+use ulid::Ulid;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 use unicode_script::{Script, UnicodeScript};
@@ -125,38 +126,65 @@ pub fn indexed(title: &str) -> BTreeSet<String> {
     out
 }
 
-/// What a posting list is kept under.
+/// What a posting list is kept under: the first 1 to [`PREFIX_CHARS`]
+/// characters of an indexed word (all of a shorter one). A word a query
+/// requires is looked up by its first [`PREFIX_CHARS`] characters' list,
+/// whose postings carry the title's words to filter by: a list of the word
+/// alone would be a fourth posting per word, written at every creation,
+/// sale and relisting (docs/search.md).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Term {
-    /// An indexed word.
-    Word(String),
-    /// The first [`PREFIX_CHARS`] characters of an indexed word.
-    Prefix(String),
-}
+pub struct Term(String);
+
+/// The lists a one-character prefix is split over, by listing: the
+/// hottest lists (`s*` holds a quarter of all titles, so a quarter of every
+/// listing's creation, sale and relisting is written there: over 1,000 WCU/s
+/// below 1000x the mix as one list).
+pub const PREFIX_SPLITS: u8 = 4;
 
 impl Term {
-    /// As it is written in the index key: the word, or the prefix and `*`
-    /// (never a word: words hold letters and digits only).
-    pub fn key(&self) -> String {
-        match self {
-            Term::Word(w) => w.clone(),
-            Term::Prefix(p) => format!("{p}*"),
+    /// The term of a word's first `chars` characters.
+    pub fn prefix(word: &str, chars: usize) -> Term {
+        Term(word.chars().take(chars.min(PREFIX_CHARS)).collect())
+    }
+
+    /// The prefix.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether its postings are split over [`PREFIX_SPLITS`] lists.
+    pub fn is_split(&self) -> bool {
+        self.0.chars().count() == 1
+    }
+
+    /// The list `listing`'s posting is kept in: the prefix and `*` (never a
+    /// word: words hold letters and digits only), and a split's number.
+    pub fn key_for(&self, listing: Ulid) -> String {
+        if self.is_split() {
+            let split = listing.random() % u128::from(PREFIX_SPLITS);
+            format!("{}*{split}", self.0)
+        } else {
+            format!("{}*", self.0)
+        }
+    }
+
+    /// The lists that together hold every posting of the term.
+    pub fn list_keys(&self) -> Vec<String> {
+        if self.is_split() {
+            (0..PREFIX_SPLITS).map(|k| format!("{}*{k}", self.0)).collect()
+        } else {
+            vec![format!("{}*", self.0)]
         }
     }
 }
 
-/// The first `PREFIX_CHARS` characters of a word (all of a shorter one).
-fn prefix_of(word: &str) -> String {
-    word.chars().take(PREFIX_CHARS).collect()
-}
-
-/// The terms a title is posted under: its indexed words and their first
-/// 1, 2 and 3 characters.
+/// The terms a title is posted under: its indexed words' first 1, 2 and 3
+/// characters.
 pub fn terms(indexed: &BTreeSet<String>) -> BTreeSet<Term> {
-    let mut out: BTreeSet<Term> = indexed.iter().map(|w| Term::Word(w.clone())).collect();
+    let mut out = BTreeSet::new();
     for w in indexed {
         for n in 1..=PREFIX_CHARS.min(w.chars().count()) {
-            out.insert(Term::Prefix(w.chars().take(n).collect()));
+            out.insert(Term::prefix(w, n));
         }
     }
     out
@@ -211,17 +239,26 @@ impl Query {
     }
 
     /// Posting lists that hold every match: the longest required words'
-    /// (at most [`MAX_LISTS`] - 1: a run can fold into many words) and the
-    /// prefix's. Any one of them can be read to find every match (each holds
-    /// them all). None when the query can match nothing.
+    /// first [`PREFIX_CHARS`] characters' (at most [`MAX_LISTS`] - 1
+    /// distinct: a run can fold into many words) and the last word's. Any
+    /// one of them can be read to find every match (each holds them all).
+    /// None when the query can match nothing.
     pub fn lists(&self) -> Vec<Term> {
         if self.prefix.is_empty() {
             return Vec::new();
         }
         let mut words: Vec<&String> = self.words.iter().collect();
         words.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
-        let mut lists: Vec<Term> = words.into_iter().take(MAX_LISTS - 1).map(|w| Term::Word(w.clone())).collect();
-        lists.push(Term::Prefix(prefix_of(&self.prefix)));
+        let mut lists: Vec<Term> = Vec::new();
+        for term in words.into_iter().map(|w| Term::prefix(w, PREFIX_CHARS)) {
+            if lists.len() < MAX_LISTS - 1 && !lists.contains(&term) {
+                lists.push(term);
+            }
+        }
+        let last = Term::prefix(&self.prefix, PREFIX_CHARS);
+        if !lists.contains(&last) {
+            lists.push(last);
+        }
         lists
     }
 
@@ -274,31 +311,36 @@ mod tests {
     }
 
     #[test]
-    fn a_title_is_posted_under_its_words_and_their_prefixes_but_stop_words() {
+    fn a_title_is_posted_under_its_words_prefixes_but_stop_words() {
         let words = indexed("The Blue ceramic mug, a mug for tea");
         assert_eq!(words, set(&["blue", "ceramic", "mug", "tea"]));
-        let keys: Vec<String> = terms(&words).iter().map(Term::key).collect();
-        assert_eq!(
-            keys,
-            [
-                "blue", "ceramic", "mug", "tea", "b*", "bl*", "blu*", "c*", "ce*", "cer*", "m*", "mu*", "mug*", "t*",
-                "te*", "tea*"
-            ]
-        );
+        let id = Ulid::from_parts(1, 6);
+        let keys: Vec<String> = terms(&words).iter().map(|t| t.key_for(id)).collect();
+        // One-character prefixes split by the listing's random bits (6 mod 4).
+        assert_eq!(keys, ["b*2", "bl*", "blu*", "c*2", "ce*", "cer*", "m*2", "mu*", "mug*", "t*2", "te*", "tea*"]);
+        assert_eq!(Term::prefix("s", 3).list_keys(), ["s*0", "s*1", "s*2", "s*3"]);
+        assert_eq!(Term::prefix("sun", 3).list_keys(), ["sun*"]);
+        // Every listing's key is one of its term's lists.
+        for n in 0..64 {
+            let t = Term::prefix("s", 1);
+            assert!(t.list_keys().contains(&t.key_for(Ulid::from_parts(n, u128::from(n) * 7919))));
+        }
     }
 
     #[test]
     fn a_query_needs_its_words_and_a_word_beginning_with_its_last() {
         let q = Query::parse("Blue CER").unwrap();
         assert_eq!(q, Query { words: set(&["blue"]), prefix: "cer".into() });
-        assert_eq!(q.lists(), [Term::Word("blue".into()), Term::Prefix("cer".into())]);
+        assert_eq!(q.lists(), [Term::prefix("blu", 3), Term::prefix("cer", 3)]);
         assert!(q.matches(&indexed("Blue ceramic mug")));
         assert!(!q.matches(&indexed("Blue mug")));
         assert!(!q.matches(&indexed("Ceramic mug")));
         // Stop words are not required; a short last word is a short prefix.
         let q = Query::parse("mug of bl").unwrap();
-        assert_eq!(q.lists(), [Term::Word("mug".into()), Term::Prefix("bl".into())]);
+        assert_eq!(q.lists(), [Term::prefix("mug", 3), Term::prefix("bl", 3)]);
         assert!(q.matches(&indexed("Blue mug")));
+        // A word's list is its prefix's, once: `blues blue` reads `blu*`.
+        assert_eq!(Query::parse("blues blue").unwrap().lists(), [Term::prefix("blu", 3)]);
         // Runs of the query are folded like titles: `½` is `1` and `2`.
         assert_eq!(Query::parse("½").unwrap(), Query { words: set(&["1"]), prefix: "2".into() });
         // A run with no letter or digit matches nothing.
@@ -335,11 +377,11 @@ mod tests {
         assert_eq!(Query::parse("a b c d e f g"), Err(QueryError::TooManyWords));
         assert_eq!(Query::parse("a_b_c_d_e_f_g"), Err(QueryError::TooManyWords));
         assert!(Query::parse("½ ½ ½ ½ ½ ½").is_ok(), "six runs, twelve words folded");
-        assert_eq!(Query::parse("the of").unwrap().lists(), [Term::Prefix("of".into())]);
+        assert_eq!(Query::parse("the of").unwrap().lists(), [Term::prefix("of", 3)]);
         assert_eq!(Query::parse(&"x".repeat(101)), Err(QueryError::TooLong));
         assert!(Query::parse(&"x".repeat(100)).is_ok());
         assert!(Query::parse("the mug").is_ok());
         // A stop word as the last word is still a prefix ("the" -> "theater").
-        assert_eq!(Query::parse("the").unwrap().lists(), [Term::Prefix("the".into())]);
+        assert_eq!(Query::parse("the").unwrap().lists(), [Term::prefix("the", 3)]);
     }
 }

@@ -29,13 +29,13 @@
 
 use std::collections::BTreeSet;
 
-use domain::words::Query;
+use domain::words::{Query, Term};
 use ulid::Ulid;
 
 use crate::Budget;
 
 /// Most queries one page sends (round 1 sends one per list: at most
-/// [`HEAD_LISTS`]).
+/// [`HEAD_LISTS`], or a one-character prefix's [`domain::words::PREFIX_SPLITS`]).
 pub const MAX_QUERIES: usize = 10;
 /// Most postings asked for per query after round 1.
 pub const DRIVER_LIMIT: usize = 200;
@@ -65,7 +65,7 @@ pub struct Posted {
 /// One query of a posting list: up to `limit` postings older than `before`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListAsk {
-    /// The term ([`domain::words::Term::key`]).
+    /// The list ([`Term::list_keys`]).
     pub term: String,
     /// Only postings of listings older than this one.
     pub before: Option<Ulid>,
@@ -114,15 +114,52 @@ pub fn matches(query: &Query, category: Option<&str>, posted: &Posted) -> bool {
     category.is_none_or(|c| c == posted.category) && query.matches(&posted.words)
 }
 
-/// The lists round 1 reads: the first [`HEAD_LISTS`] - 1 of `lists` (the
-/// longest words) and the last (the prefix).
-fn heads(mut lists: Vec<String>) -> Vec<String> {
+/// The lists round 1 reads: of `lists` (the longest words' first, the
+/// prefix's last), a one-character prefix's split lists only if the query
+/// names no other kind (one holds a fifth of all titles: never the
+/// sparsest; then the first alone), and of the others the first
+/// [`HEAD_LISTS`] - 1 and the last.
+fn heads(lists: Vec<Term>) -> Vec<Term> {
+    if lists.iter().all(Term::is_split) {
+        return lists.into_iter().take(1).collect();
+    }
+    let mut lists: Vec<Term> = lists.into_iter().filter(|t| !t.is_split()).collect();
     if lists.len() > HEAD_LISTS {
         let prefix = lists.pop();
         lists.truncate(HEAD_LISTS - 1);
         lists.extend(prefix);
     }
     lists
+}
+
+/// Reads `lists` on from `before`, `limit` postings from each list it is
+/// kept in, each term's lists merged.
+async fn read<A: ListAsker>(
+    asker: &A,
+    lists: &[&Term],
+    before: Option<Ulid>,
+    limit: usize,
+) -> Result<Vec<ListAnswer>, A::Error> {
+    let keys: Vec<Vec<String>> = lists.iter().map(|t| t.list_keys()).collect();
+    let asks = keys.iter().flatten().map(|term| ListAsk { term: term.clone(), before, limit }).collect();
+    let mut answers = asker.ask(asks).await?.into_iter();
+    Ok(keys.iter().map(|k| merge(answers.by_ref().take(k.len()).collect())).collect())
+}
+
+/// One term's answer from the answers of the lists it is split over,
+/// newest first: exact down to the newest of the last postings of the lists
+/// that go on (a list that ended holds no more).
+fn merge(mut parts: Vec<ListAnswer>) -> ListAnswer {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let units = parts.iter().map(|a| a.units.max(1)).sum();
+    let more = parts.iter().any(|a| a.more);
+    let cut = parts.iter().filter(|a| a.more).filter_map(|a| a.postings.last().map(|p| p.id)).max();
+    let mut postings: Vec<Posted> =
+        parts.into_iter().flat_map(|a| a.postings).filter(|p| cut.is_none_or(|c| p.id >= c)).collect();
+    postings.sort_by_key(|p| std::cmp::Reverse(p.id));
+    ListAnswer { postings, more, units }
 }
 
 /// One page of up to `limit` matches older than `before`, within `budget`
@@ -136,10 +173,10 @@ pub async fn page<A: ListAsker>(
     asker: &A,
 ) -> Result<SearchPage, A::Error> {
     let limit = limit.max(1);
-    let lists = heads(query.lists().iter().map(|t| t.key()).collect());
-    let asks = lists.iter().map(|term| ListAsk { term: term.clone(), before, limit: limit + 1 }).collect();
-    let heads = asker.ask(asks).await?;
-    let mut out = SearchPage { queries: lists.len(), ..SearchPage::default() };
+    let lists = heads(query.lists());
+    let heads = read(asker, &lists.iter().collect::<Vec<_>>(), before, limit + 1).await?;
+    let queries = lists.iter().map(|t| t.list_keys().len()).sum();
+    let mut out = SearchPage { queries, ..SearchPage::default() };
     out.postings_read = heads.iter().map(|a| a.postings.len()).sum();
     out.units = heads.iter().map(|a| a.units.max(1)).sum();
     // The driver: the shortest complete list, else the sparsest head.
@@ -187,15 +224,15 @@ pub async fn page<A: ListAsker>(
         let left = budget.units.saturating_sub(out.units + out.found.len());
         let requests_left = budget.requests.saturating_sub(out.queries + 1);
         let Some(from) = last_read else { return Ok(out) };
-        if out.queries >= MAX_QUERIES || requests_left == 0 || left < 2 {
+        let splits = lists[driver].list_keys().len();
+        if out.queries + splits > MAX_QUERIES || requests_left < splits || left < splits + 1 {
             out.stopped_early = true;
             out.next = Some(from);
             return Ok(out);
         }
-        let holds = (left / 2).max(1) * UNIT_BYTES / MAX_POSTING_BYTES;
-        let ask = ListAsk { term: lists[driver].clone(), before: Some(from), limit: holds.min(DRIVER_LIMIT) };
-        answer = asker.ask(vec![ask]).await?.pop().unwrap_or_default();
-        out.queries += 1;
+        let holds = (left / 2).max(splits) * UNIT_BYTES / MAX_POSTING_BYTES / splits;
+        answer = read(asker, &[&lists[driver]], Some(from), holds.min(DRIVER_LIMIT)).await?.pop().unwrap_or_default();
+        out.queries += splits;
         out.postings_read += answer.postings.len();
         out.units += answer.units.max(1);
     }

@@ -67,7 +67,7 @@ primary_keys! {
     product_stock(id: &ProductId => "productId", shard: &u16 => "shard") of domain::stock::ProductStock;
     /// A user's favorite of a listing.
     favorite(user: &UserId => "userId", listing: &ListingId => "listingId") of model::Favorite;
-    /// A listing's posting under a search term ([`domain::words::Term::key`]).
+    /// A listing's posting in a search term's list ([`domain::words::Term::key_for`]).
     posting(term: &str => "term", listing: &ListingId => "listingId") of records::Posting;
     /// A caller's idempotency record on a route.
     idempotency(caller: &UserId => "callerId", route: &str => "route", key: &str => "key") of records::IdempotencyRecord;

@@ -188,7 +188,7 @@ pub struct CategoryRatingSlot {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Posting {
-    /// The term as keyed ([`domain::words::Term::key`]).
+    /// The list it is kept in ([`domain::words::Term::key_for`] its listing).
     pub term: String,
     /// The listing.
     pub listing_id: ListingId,
@@ -210,7 +210,7 @@ impl Posting {
         domain::words::terms(&words)
             .iter()
             .map(|term| Posting {
-                term: term.key(),
+                term: term.key_for(listing.listing_id.ulid()),
                 listing_id: listing.listing_id,
                 words: joined.clone(),
                 category_id: listing.category_id.clone(),

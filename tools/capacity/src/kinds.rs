@@ -91,15 +91,8 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let none = Change::untimed(keys::listing(&ids.new_listing)?);
             let put_keys = listing_decl.written_keys(&attrs(&new))?.keys;
             out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
-            // And its search postings: the listing read, then its terms put
-            // in one BatchWriteItem (11.2 per title of the corpus: one on
-            // the drawn term, 10 on cold ones).
-            out.push(get(keys::listing(&ids.new_listing)?, kb.listing, true));
-            for k in 0..POSTINGS_PER_LISTING {
-                let term = if k == 0 { ids.term.clone() } else { format!("w{}-{k}", ids.new_listing) };
-                let key = keys::posting(&term, &ids.new_listing)?.into_key();
-                out.push(small_write(key, kb.posting, false));
-            }
+            // And its search postings, put.
+            out.extend(postings(ids, &ids.new_listing, kb)?);
             out
         }
         Op::BeyondAp5 => {
@@ -295,4 +288,19 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             return Err(format!("`{}` is not in the capacity model (tools/capacity/src/kinds.rs)", kind.name()).into())
         }
     })
+}
+
+/// What the stream processor writes of a listing's search postings when it
+/// enters or leaves active (a creation, a relisting, a sale): the listing
+/// read consistently, then its terms put or deleted in one
+/// `BatchWriteItem` (8.2 per title of the corpus: one on the drawn term,
+/// 7 on cold ones), a write unit each.
+fn postings(ids: &Ids, listing: &domain::ids::ListingId, kb: Sizes) -> R {
+    let mut out = vec![get(keys::listing(listing)?, kb.listing, true)];
+    for k in 0..POSTINGS_PER_LISTING {
+        let term = if k == 0 { ids.term.clone() } else { format!("w{listing}-{k}") };
+        let key = keys::posting(&term, listing)?.into_key();
+        out.push(small_write(key, kb.posting, false));
+    }
+    Ok(out)
 }

@@ -171,7 +171,12 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
         sold_listing: ListingId::from_ulid(ulid(6, j)),
         order: OrderId::from_ulid(ulid(4, j)),
         review: ReviewId::from_ulid(ulid(5, j)),
-        term: if hot("term", 5) { "s*".to_owned() } else { format!("w{j}") },
+        // The hottest list, `s*`, is split over four by listing: draws in turn.
+        term: if hot("term", 5) {
+            format!("s*{}", j % usize::from(domain::words::PREFIX_SPLITS))
+        } else {
+            format!("w{j}")
+        },
         place: if hot("city", 6) {
             // The city's draws are those whose turn is below its share.
             let share = mix.hot_share.get("city").copied().unwrap_or(0.0);
