@@ -158,7 +158,10 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let sell = write::listing::sell(&ids.sold_listing, &ids.seller, Money::from_cents(2500), NOW)?;
             let before = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active));
             let bought = (keys::listing(&ids.sold_listing)?.into(), ids.sold_listing.to_string(), kb.listing);
-            placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?
+            let mut out = placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?;
+            // The stream processor then deletes the sold listing's postings.
+            out.extend(postings(ids, &ids.sold_listing, kb)?);
+            out
         }
         Op::PlaceCatalogOrder => {
             // One share of the stock (the product item, or a share beside
@@ -211,6 +214,11 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 };
                 // A confirm is one item, written without a transaction.
                 out.push(update(decl, &before, &change, size, kind == Op::CancelOrder)?);
+            }
+            if kind == Op::CancelOrder {
+                // The listing is active again: the stream processor puts
+                // its postings back.
+                out.extend(postings(ids, &ids.sold_listing, kb)?);
             }
             out
         }
