@@ -56,7 +56,9 @@ impl ListAsker for Lists<'_> {
                         category: p.category_id.to_string(),
                     })
                     .collect();
-                Ok::<_, ApiError>(ListAnswer { postings, more: page.next.is_some(), units: page.read_units })
+                // No filter: a query says there are more only after an item.
+                let more = page.next.is_some() && !page.items.is_empty();
+                Ok::<_, ApiError>(ListAnswer { postings, more, units: page.read_units })
             })
             .buffered(8)
             .try_collect()

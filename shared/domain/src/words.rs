@@ -46,14 +46,15 @@ pub const MAX_QUERY_WORDS: usize = 6;
 /// make one character 18 bytes (`㌖` is `キロメートル`).
 pub const MAX_WORD_BYTES: usize = 32;
 /// A title is indexed by its first this many distinct indexed words (at
-/// most 4 postings each).
+/// most 3 postings each).
 pub const MAX_INDEXED_WORDS: usize = 24;
 /// ... and by no more words than fit this many bytes together: each
 /// posting carries them all (`words`), so a posting stays under 1 KB (one
 /// write unit) whatever the title.
 pub const MAX_INDEXED_BYTES: usize = 200;
-/// Most posting lists a page reads in its first round: the prefix's and
-/// the longest required words' (any one list holds every match).
+/// Most posting lists a query names ([`Query::lists`]): the prefix's and
+/// the longest required words' (any one list holds every match; a page
+/// reads the heads of three at most).
 pub const MAX_LISTS: usize = 6;
 
 /// Whether a combining mark on a letter of `script` is an accent (dropped):
@@ -350,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn long_words_are_cut_many_words_capped_and_a_page_reads_at_most_six_lists() {
+    fn long_words_are_cut_many_words_capped_and_a_query_names_at_most_six_lists() {
         let long = "㌖".repeat(114);
         assert!(long.chars().count() <= 200);
         let words = indexed(&long);

@@ -7,7 +7,9 @@
 //! (newest first). The cost is the length of the list read, so a page reads
 //! the rarest: round 1 reads the heads of at most [`HEAD_LISTS`] lists at
 //! once (the longest words', which are likely the rarest, and the last
-//! word's prefix); a list that ended there is complete (the shortest such
+//! word's prefix; a one-character prefix, split over
+//! [`domain::words::PREFIX_SPLITS`] lists read together and merged, only
+//! when the query names no other list); a list that ended there is complete (the shortest such
 //! one answers the page); else the *driver* is the list whose head reaches
 //! furthest back in time (the sparsest), read on until the page is full,
 //! the list ends, [`MAX_QUERIES`] are sent or the budget is spent. A rare
@@ -22,7 +24,8 @@
 //! at [`MAX_POSTING_BYTES`] each (a bound, not an estimate: what a list
 //! holds further on can be larger than what it held so far). Round 1 asks
 //! each head for the page's limit and one, which fits any page's budget
-//! ([`HEAD_LISTS`] heads of postings of the largest size). A page stopped
+//! ([`HEAD_LISTS`] heads, or the four of a split prefix, of postings of the
+//! largest size). A page stopped
 //! by its budget or its queries says so (`stopped_early`) and its cursor
 //! resumes after the last listing it answers or, if it answers none more,
 //! after the last posting it read, so every page moves the walk on.
@@ -44,7 +47,8 @@ pub const DRIVER_LIMIT: usize = 200;
 /// cost, never the answer.
 pub const HEAD_LISTS: usize = 3;
 /// The most a posting item weighs as DynamoDB sizes it: its keys, a term of
-/// at most 33 bytes, at most [`domain::words::MAX_INDEXED_BYTES`] of words,
+/// at most 14 bytes (three characters, `*` and a split's digit), at most
+/// [`domain::words::MAX_INDEXED_BYTES`] of words,
 /// the listing and category ids, and the attribute names (the integration
 /// tests hold the largest to it).
 pub const MAX_POSTING_BYTES: usize = 512;
@@ -78,7 +82,10 @@ pub struct ListAsk {
 pub struct ListAnswer {
     /// The postings read.
     pub postings: Vec<Posted>,
-    /// Whether the list may hold more after them.
+    /// Whether the list may hold more after them: never of an answer
+    /// without postings (DynamoDB's Query without a filter returns an item
+    /// before it says there are more; the page takes an empty answer's end
+    /// as the list's).
     pub more: bool,
     /// The 4 KB units the query was billed (at least one).
     pub units: usize,
@@ -116,7 +123,7 @@ pub fn matches(query: &Query, category: Option<&str>, posted: &Posted) -> bool {
 
 /// The lists round 1 reads: of `lists` (the longest words' first, the
 /// prefix's last), a one-character prefix's split lists only if the query
-/// names no other kind (one holds a fifth of all titles: never the
+/// names no other kind (one holds up to a quarter of all titles: never the
 /// sparsest; then the first alone), and of the others the first
 /// [`HEAD_LISTS`] - 1 and the last.
 fn heads(lists: Vec<Term>) -> Vec<Term> {
@@ -133,17 +140,19 @@ fn heads(lists: Vec<Term>) -> Vec<Term> {
 }
 
 /// Reads `lists` on from `before`, `limit` postings from each list it is
-/// kept in, each term's lists merged.
+/// kept in, each term's lists merged; and the postings read.
 async fn read<A: ListAsker>(
     asker: &A,
     lists: &[&Term],
     before: Option<Ulid>,
     limit: usize,
-) -> Result<Vec<ListAnswer>, A::Error> {
+) -> Result<(Vec<ListAnswer>, usize), A::Error> {
     let keys: Vec<Vec<String>> = lists.iter().map(|t| t.list_keys()).collect();
     let asks = keys.iter().flatten().map(|term| ListAsk { term: term.clone(), before, limit }).collect();
-    let mut answers = asker.ask(asks).await?.into_iter();
-    Ok(keys.iter().map(|k| merge(answers.by_ref().take(k.len()).collect())).collect())
+    let answers = asker.ask(asks).await?;
+    let read = answers.iter().map(|a| a.postings.len()).sum();
+    let mut answers = answers.into_iter();
+    Ok((keys.iter().map(|k| merge(answers.by_ref().take(k.len()).collect())).collect(), read))
 }
 
 /// One term's answer from the answers of the lists it is split over,
@@ -174,10 +183,9 @@ pub async fn page<A: ListAsker>(
 ) -> Result<SearchPage, A::Error> {
     let limit = limit.max(1);
     let lists = heads(query.lists());
-    let heads = read(asker, &lists.iter().collect::<Vec<_>>(), before, limit + 1).await?;
+    let (heads, read_first) = read(asker, &lists.iter().collect::<Vec<_>>(), before, limit + 1).await?;
     let queries = lists.iter().map(|t| t.list_keys().len()).sum();
-    let mut out = SearchPage { queries, ..SearchPage::default() };
-    out.postings_read = heads.iter().map(|a| a.postings.len()).sum();
+    let mut out = SearchPage { queries, postings_read: read_first, ..SearchPage::default() };
     out.units = heads.iter().map(|a| a.units.max(1)).sum();
     // The driver: the shortest complete list, else the sparsest head.
     let complete = heads.iter().enumerate().filter(|(_, a)| !a.more).min_by_key(|(_, a)| a.postings.len());
@@ -200,7 +208,7 @@ pub async fn page<A: ListAsker>(
                 last_read = Some(posted.id);
                 continue;
             }
-            if out.found.len() == room {
+            if out.found.len() >= room {
                 // Out of units: the next page starts after the last found.
                 out.stopped_early = true;
                 out.next = out.found.last().copied();
@@ -231,9 +239,10 @@ pub async fn page<A: ListAsker>(
             return Ok(out);
         }
         let holds = (left / 2).max(splits) * UNIT_BYTES / MAX_POSTING_BYTES / splits;
-        answer = read(asker, &[&lists[driver]], Some(from), holds.min(DRIVER_LIMIT)).await?.pop().unwrap_or_default();
+        let (mut answers, read_on) = read(asker, &[&lists[driver]], Some(from), holds.min(DRIVER_LIMIT)).await?;
+        answer = answers.pop().unwrap_or_default();
         out.queries += splits;
-        out.postings_read += answer.postings.len();
+        out.postings_read += read_on;
         out.units += answer.units.max(1);
     }
 }

@@ -268,8 +268,9 @@ pub fn near_cells(dense: &str) -> Result<EntityQuery<records::NearCell>, SchemaE
     typed(Ok(crate::entities::near_cell::ENTITY.query(&[("dense", v(dense))])?))
 }
 
-/// Beyond AP5 (beyond the seeds): the active listings posted under a search term (an
-/// indexed word of the title, or `<3 characters>*`), newest first; the
+/// Beyond AP5 (beyond the seeds): the active listings posted in a search
+/// term's list (the first 1 to 3 characters of an indexed word of the title
+/// and `*`, and for one character the split's digit), newest first; the
 /// reader reads the rarest list of a query and filters (`fanout::search`).
 /// `pk = SEARCH#<term> AND begins_with(sk, LISTING#)`, descending.
 pub fn postings(term: &str) -> Result<EntityQuery<records::Posting>, SchemaError> {

@@ -5,11 +5,10 @@
 //! is priced here or said not to be modeled).
 
 use domain::model::{ListingStatus, Money, OrderStatus, Party, UserRole};
-use keyschema::decl::EntityDecl;
 use keyschema::entities;
 use keyschema::patterns::Op;
 use keyschema::table::Index;
-use keyschema::value::{Attrs, Value};
+use keyschema::value::Value;
 use keyschema::{access, keys, write, Change};
 
 use crate::requests::*;
@@ -97,9 +96,14 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
         }
         Op::BeyondAp5 => {
             // The heads of two lists (the median page; 21 postings each),
-            // then the listings returned, in one BatchGetItem.
+            // then the listings returned, in one BatchGetItem; a hot draw
+            // is `q=s` alone: the heads of its four lists.
             let mut out = Vec::new();
-            for term in [ids.term.clone(), format!("w{}", ids.new_listing)] {
+            let terms: Vec<String> = match ids.term.split_once('*') {
+                Some((prefix, _)) => (0..domain::words::PREFIX_SPLITS).map(|k| format!("{prefix}*{k}")).collect(),
+                None => vec![ids.term.clone(), format!("w{}", ids.new_listing)],
+            };
+            for term in terms {
                 out.push(read(access::postings(&term)?, page + 1.0, kb.posting));
             }
             out.push(Action::Read {
@@ -207,18 +211,17 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             };
             let sold = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Sold));
             for (_, change) in changes {
-                let (decl, before, size): (&EntityDecl, Attrs, f64) = if change.key.pk.starts_with("ORDER#") {
-                    (&entities::order::ENTITY, attrs(&o), kb.order)
+                if change.key.pk.starts_with("ORDER#") {
+                    // A confirm is one item, written without a transaction.
+                    let tx = kind == Op::CancelOrder;
+                    out.push(update(&entities::order::ENTITY, &attrs(&o), &change, kb.order, tx)?);
                 } else {
-                    (listing_decl, sold.clone(), kb.listing)
-                };
-                // A confirm is one item, written without a transaction.
-                out.push(update(decl, &before, &change, size, kind == Op::CancelOrder)?);
-            }
-            if kind == Op::CancelOrder {
-                // The listing is active again: the stream processor puts
-                // its postings back.
-                out.extend(postings(ids, &ids.sold_listing, kb)?);
+                    // The listing active again: the stream processor then
+                    // adds its browse, price and near keys (a write of the
+                    // item) and puts its postings back.
+                    out.extend(update_then_stream(listing_decl, &sold, &change, kb.listing, true)?);
+                    out.extend(postings(ids, &ids.sold_listing, kb)?);
+                }
             }
             out
         }

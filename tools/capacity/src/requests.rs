@@ -156,6 +156,28 @@ pub(crate) fn update(
     update_from(decl, decl.item_keys(before)?.keys, before, change, kb, tx)
 }
 
+/// [`update`] by a write that adds only the index keys writes add (a
+/// listing brought back to active), then the stream processor's write that
+/// adds the others (its browse, price and near keys) and their copies.
+pub(crate) fn update_then_stream(
+    decl: &EntityDecl,
+    before: &Attrs,
+    change: &Change,
+    kb: f64,
+    tx: bool,
+) -> Result<Vec<Action>, SchemaError> {
+    let was = decl.item_keys(before)?.keys;
+    let after = applied(before, change);
+    // What the write leaves: the keys writes add, as the item is after it,
+    // and those of the indexes the stream processor adds, as they were.
+    let by_stream = |index: &Index| decl.indexes.iter().any(|i| i.key.index == *index && !i.kept.adds.by_write());
+    let mut written = decl.written_keys(&after)?.keys;
+    written.extend(was.iter().filter(|(i, _)| by_stream(i)).map(|(i, k)| (*i, k.clone())));
+    let api = write_between(&was, &written, change, kb, tx);
+    let stream = update_from(decl, written, &after, &Change::untimed(change.key.clone()), kb, false)?;
+    Ok(vec![api, stream])
+}
+
 /// [`update`] of an item whose index keys are `was` (a new item has only
 /// those its write put: the stream processor adds the others).
 pub(crate) fn update_from(
@@ -166,6 +188,12 @@ pub(crate) fn update_from(
     kb: f64,
     tx: bool,
 ) -> Result<Action, SchemaError> {
+    let now = decl.item_keys(&applied(before, change))?.keys;
+    Ok(write_between(&was, &now, change, kb, tx))
+}
+
+/// The fields of an item that were `before` once `change` is applied.
+fn applied(before: &Attrs, change: &Change) -> Attrs {
     let mut after = before.clone();
     for (name, value) in &change.set {
         after.insert((*name).to_owned(), value.clone());
@@ -173,7 +201,12 @@ pub(crate) fn update_from(
     for name in &change.remove {
         after.remove(*name);
     }
-    let now = decl.item_keys(&after)?.keys;
+    after
+}
+
+/// The write of `change` that moves an item's index keys from `was` to
+/// `now`, with the index copies it rewrites.
+fn write_between(was: &BTreeMap<Index, Key>, now: &BTreeMap<Index, Key>, change: &Change, kb: f64, tx: bool) -> Action {
     let mut changed: Vec<&str> =
         change.set.iter().chain(&change.add).map(|(name, _)| *name).chain(change.remove.iter().copied()).collect();
     // The key attributes of every index whose key moves are attributes
@@ -197,7 +230,7 @@ pub(crate) fn update_from(
             (old, new) => copies.extend([old, new].into_iter().flatten().map(|k| (index, k.pk.clone()))),
         }
     }
-    Ok(plain_write(change.key.clone(), kb, tx, copies))
+    plain_write(change.key.clone(), kb, tx, copies)
 }
 
 /// A read answered from the function's memory for `ttl` seconds.
