@@ -340,3 +340,21 @@ fn a_title_of_the_corpus_has_eight_postings() {
     println!("postings per title of the corpus: {mean:.2}");
     assert!((8.0..9.0).contains(&mean), "{mean}");
 }
+
+/// A query of one-character words reads a one-character prefix's four
+/// lists, merged newest first: every walk exact at every limit, each page
+/// within its bound (checked by `walk`), and a page of 20 reads four heads.
+#[test]
+fn one_character_queries_read_their_four_lists_merged_exactly() {
+    let m = memory();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    for q in ["s", "c", "z", "5", "s m", "q x"] {
+        let query = Query::parse(q).unwrap();
+        for limit in [1, 7, 20, 100] {
+            let (got, _) = walk(&m, &query, None, limit);
+            assert_eq!(got, brute(&m, &query, None), "{q:?}, limit {limit}");
+        }
+        let p = runtime.block_on(page(&query, None, 20, None, Budget::page(20), &m)).unwrap();
+        assert_eq!(p.queries.min(4), 4, "{q:?}: the four lists of one prefix: {p:?}");
+    }
+}
