@@ -166,7 +166,8 @@ async fn search_expanding_titles_within_page_bounds() {
 /// title holding five), under the longest category id: a page reads the
 /// heads of three lists and the driver as far as its bound holds, and
 /// answers what its reads leave (issue 33). Seen failing before the budget:
-/// pages of 20 at 19 RCU (six heads of 3 units, then 200 postings).
+/// pages of 20 at 15 RCU, and `bravo a` at 16-20.5 (six heads, then 200
+/// postings a query).
 #[tokio::test]
 async fn search_lists_that_never_meet_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;

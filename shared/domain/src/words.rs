@@ -54,7 +54,7 @@ pub const MAX_INDEXED_WORDS: usize = 24;
 pub const MAX_INDEXED_BYTES: usize = 200;
 /// Most posting lists a query names ([`Query::lists`]): the prefix's and
 /// the longest required words' (any one list holds every match; a page
-/// reads the heads of three at most).
+/// reads the heads of a few: `fanout::search`).
 pub const MAX_LISTS: usize = 6;
 
 /// Whether a combining mark on a letter of `script` is an accent (dropped):

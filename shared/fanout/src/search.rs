@@ -6,10 +6,11 @@
 //! any one list and filtering its postings finds them all, in its order
 //! (newest first). The cost is the length of the list read, so a page reads
 //! the rarest: round 1 reads the heads of at most [`HEAD_LISTS`] lists at
-//! once (the longest words', which are likely the rarest, and the last
-//! word's prefix; a one-character prefix, split over
-//! [`domain::words::PREFIX_SPLITS`] lists read together and merged, only
-//! when the query names no other list); a list that ended there is complete (the shortest such
+//! once: of its terms of two or three characters the first two (the
+//! longest words', which are likely the rarest) and the last (the prefix's);
+//! when it names only one-character terms, the first one's
+//! [`domain::words::PREFIX_SPLITS`] lists, read together and merged. A list
+//! that ended there is complete (the shortest such
 //! one answers the page); else the *driver* is the list whose head reaches
 //! furthest back in time (the sparsest), read on until the page is full,
 //! the list ends, [`MAX_QUERIES`] are sent or the budget is spent. A rare
@@ -20,8 +21,9 @@
 //! `BatchGetItem`, which bills each as at least one 4 KB unit, so a page
 //! answers at most as many listings as the units its posting reads left
 //! ([`SearchPage::found`]: at most the budget's units less those read), and
-//! asks a posting list for no more postings than half of what is left holds
-//! at [`MAX_POSTING_BYTES`] each (a bound, not an estimate: what a list
+//! asks a posting list for no more postings than half of what is left (a
+//! unit per list of a split prefix when half is less) holds at
+//! [`MAX_POSTING_BYTES`] each (a bound, not an estimate: what a list
 //! holds further on can be larger than what it held so far). Round 1 asks
 //! each head for the page's limit and one, which fits any page's budget
 //! ([`HEAD_LISTS`] heads, or the four of a split prefix, of postings of the
@@ -42,9 +44,9 @@ use crate::Budget;
 pub const MAX_QUERIES: usize = 10;
 /// Most postings asked for per query after round 1.
 pub const DRIVER_LIMIT: usize = 200;
-/// Most lists round 1 reads the heads of: the two longest words' and the
-/// prefix's. Any list holds every match, so which are read changes the
-/// cost, never the answer.
+/// Most terms round 1 reads the heads of (`heads`; a split term's four
+/// lists count as one here). Any list holds every match, so which are read
+/// changes the cost, never the answer.
 pub const HEAD_LISTS: usize = 3;
 /// The most a posting item weighs as DynamoDB sizes it: its keys, a term of
 /// at most 14 bytes (three characters, `*` and a split's digit), at most
@@ -172,7 +174,7 @@ fn merge(mut parts: Vec<ListAnswer>) -> ListAnswer {
 }
 
 /// One page of up to `limit` matches older than `before`, within `budget`
-/// with a unit and a request left per listing found and for their read.
+/// with a unit left per listing found and a request for their read.
 pub async fn page<A: ListAsker>(
     query: &Query,
     category: Option<&str>,

@@ -304,8 +304,8 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
 /// What the stream processor writes of a listing's search postings when it
 /// enters or leaves active (a creation, a relisting, a sale): the listing
 /// read consistently, then its terms put or deleted in one
-/// `BatchWriteItem` (8.2 per title of the corpus: one on the drawn term,
-/// 7 on cold ones), a write unit each.
+/// `BatchWriteItem` (8: the corpus's 8.2 a title rounded down; one on the
+/// drawn term, 7 on cold ones), a write unit each.
 fn postings(ids: &Ids, listing: &domain::ids::ListingId, kb: Sizes) -> R {
     let mut out = vec![get(keys::listing(listing)?, kb.listing, true)];
     for k in 0..POSTINGS_PER_LISTING {
