@@ -148,11 +148,6 @@ impl Term {
         Term(word.chars().take(chars.min(PREFIX_CHARS)).collect())
     }
 
-    /// The prefix.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// Whether its postings are split over [`PREFIX_SPLITS`] lists.
     pub fn is_split(&self) -> bool {
         self.0.chars().count() == 1
@@ -166,6 +161,15 @@ impl Term {
             format!("{}*{split}", self.0)
         } else {
             format!("{}*", self.0)
+        }
+    }
+
+    /// How many lists hold the term's postings: [`PREFIX_SPLITS`], or one.
+    pub fn list_count(&self) -> usize {
+        if self.is_split() {
+            usize::from(PREFIX_SPLITS)
+        } else {
+            1
         }
     }
 

@@ -23,7 +23,7 @@
 //! than one of full pages.
 
 /// The read unit: 4 KB.
-const UNIT_BYTES: usize = 4096;
+pub(crate) const UNIT_BYTES: usize = 4096;
 
 /// The least an answer of `items` billed `units` shows its items to be on
 /// average (its units are its bytes rounded up to a unit, so more than

@@ -37,6 +37,7 @@ use std::collections::BTreeSet;
 use domain::words::{Query, Term};
 use ulid::Ulid;
 
+use crate::budget::UNIT_BYTES;
 use crate::Budget;
 
 /// Most queries one page sends (round 1 sends one per list: at most
@@ -54,8 +55,6 @@ pub const HEAD_LISTS: usize = 3;
 /// the listing and category ids, and the attribute names (the integration
 /// tests hold the largest to it).
 pub const MAX_POSTING_BYTES: usize = 512;
-/// DynamoDB's read unit.
-const UNIT_BYTES: usize = 4096;
 
 /// One posting as read: the listing, its title's indexed words, its category.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,7 +185,7 @@ pub async fn page<A: ListAsker>(
     let limit = limit.max(1);
     let lists = heads(query.lists());
     let (heads, read_first) = read(asker, &lists.iter().collect::<Vec<_>>(), before, limit + 1).await?;
-    let queries = lists.iter().map(|t| t.list_keys().len()).sum();
+    let queries = lists.iter().map(Term::list_count).sum();
     let mut out = SearchPage { queries, postings_read: read_first, ..SearchPage::default() };
     out.units = heads.iter().map(|a| a.units.max(1)).sum();
     // The driver: the shortest complete list, else the sparsest head.
@@ -234,7 +233,7 @@ pub async fn page<A: ListAsker>(
         let left = budget.units.saturating_sub(out.units + out.found.len());
         let requests_left = budget.requests.saturating_sub(out.queries + 1);
         let Some(from) = last_read else { return Ok(out) };
-        let splits = lists[driver].list_keys().len();
+        let splits = lists[driver].list_count();
         if out.queries + splits > MAX_QUERIES || requests_left < splits || left < splits + 1 {
             out.stopped_early = true;
             out.next = Some(from);

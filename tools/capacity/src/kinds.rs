@@ -95,16 +95,11 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             out
         }
         Op::BeyondAp5 => {
-            // The heads of two lists (the median page; 21 postings each),
-            // then the listings returned, in one BatchGetItem; a hot draw
-            // is `q=s` alone: the heads of its four lists.
+            // The heads of the draw's lists (21 postings each), then the
+            // listings returned, in one BatchGetItem.
             let mut out = Vec::new();
-            let terms: Vec<String> = match ids.term.split_once('*') {
-                Some((prefix, _)) => (0..domain::words::PREFIX_SPLITS).map(|k| format!("{prefix}*{k}")).collect(),
-                None => vec![ids.term.clone(), format!("w{}", ids.new_listing)],
-            };
-            for term in terms {
-                out.push(read(access::postings(&term)?, page + 1.0, kb.posting));
+            for term in &ids.searched {
+                out.push(read(access::postings(term)?, page + 1.0, kb.posting));
             }
             out.push(Action::Read {
                 index: Index::Table,

@@ -152,6 +152,7 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
     };
     let ulid = |tag: u128, n: usize| ulid::Ulid::from_parts(1_790_000_000_000, (tag << 64) | n as u128);
     let p = |s: String| s.parse::<CategoryId>().map_err(|e| format!("{s}: {e}"));
+    let hot_term = domain::words::Term::prefix("s", 1);
     Ok(Ids {
         category: if hot("category", 0) { p("books".into())? } else { p(format!("cat-{j}"))? },
         category_shards: if hot("category", 0) { mix.hot_category_shards } else { 1 },
@@ -171,11 +172,12 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
         sold_listing: ListingId::from_ulid(ulid(6, j)),
         order: OrderId::from_ulid(ulid(4, j)),
         review: ReviewId::from_ulid(ulid(5, j)),
-        // The hottest list, `s*`, is split over four by listing: draws in turn.
-        term: if hot("term", 5) {
-            format!("s*{}", j % usize::from(domain::words::PREFIX_SPLITS))
+        // The hottest term, `s`, is split over four lists by listing.
+        term: if hot("term", 5) { hot_term.key_for(ulid(3, j)) } else { format!("w{j}") },
+        searched: if hot("term", 5) {
+            hot_term.list_keys()
         } else {
-            format!("w{j}")
+            vec![format!("w{j}"), format!("w{}", ListingId::from_ulid(ulid(3, j)))]
         },
         place: if hot("city", 6) {
             // The city's draws are those whose turn is below its share.

@@ -36,9 +36,13 @@ pub struct Ids {
     pub sold_listing: ListingId,
     pub order: OrderId,
     pub review: ReviewId,
-    /// A search term: the hottest (`s*`, in a quarter of the corpus's
-    /// titles) in its share, a cold one otherwise.
+    /// The list a new listing's posting of the drawn term is in: of the
+    /// hottest term (`s`, in a quarter of the corpus's titles) in its
+    /// share, a cold one otherwise.
     pub term: String,
+    /// The lists a search reads the heads of: a hot draw is `q=s` alone
+    /// (the four lists of `s`), a cold one two lists.
+    pub searched: Vec<String>,
     /// Where listings are made and looked for near: in the hot city in its
     /// share (each draw a place of the city's, as its listings spread), a
     /// place of its own otherwise.

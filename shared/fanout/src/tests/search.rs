@@ -48,14 +48,21 @@ fn memory() -> Memory {
             category: format!("cat-{}", i % 5),
         })
         .collect();
-    let mut lists: BTreeMap<String, Vec<Posted>> = BTreeMap::new();
-    for t in titles.iter().rev() {
-        for term in terms(&t.words) {
-            let posted = Posted { id: t.id, words: t.words.clone(), category: t.category.clone() };
-            lists.entry(term.key_for(t.id)).or_default().push(posted);
+    Memory::of(titles)
+}
+
+impl Memory {
+    /// `titles` (oldest first) and their posting lists, newest first.
+    fn of(titles: Vec<Title>) -> Memory {
+        let mut lists: BTreeMap<String, Vec<Posted>> = BTreeMap::new();
+        for t in titles.iter().rev() {
+            for term in terms(&t.words) {
+                let posted = Posted { id: t.id, words: t.words.clone(), category: t.category.clone() };
+                lists.entry(term.key_for(t.id)).or_default().push(posted);
+            }
         }
+        Memory { titles, lists, pad: 0 }
     }
-    Memory { titles, lists, pad: 0 }
 }
 
 impl ListAsker for Memory {
@@ -249,25 +256,12 @@ fn what_a_first_page_reads_per_listing_returned() {
 /// empty), and the walk still finds exactly the matches, newest first.
 #[test]
 fn pages_stopped_at_the_bound_resume_and_the_walk_is_exact() {
-    let mut titles = Vec::new();
-    let mut lists: BTreeMap<String, Vec<Posted>> = BTreeMap::new();
-    for i in 0..3000u64 {
-        let id = Ulid::from_parts(1_790_000_000_000 + i, u128::from(i));
-        let category = if i % 997 == 0 { "rare" } else { "common" }.to_owned();
-        let words = indexed("Blue mug");
-        for term in terms(&words) {
-            lists.entry(term.key_for(id)).or_default().push(Posted {
-                id,
-                words: words.clone(),
-                category: category.clone(),
-            });
-        }
-        titles.push(Title { id, words, category });
-    }
-    for list in lists.values_mut() {
-        list.reverse();
-    }
-    let m = Memory { titles, lists, pad: 0 };
+    let titles = (0..3000u64).map(|i| Title {
+        id: Ulid::from_parts(1_790_000_000_000 + i, u128::from(i)),
+        words: indexed("Blue mug"),
+        category: if i % 997 == 0 { "rare" } else { "common" }.to_owned(),
+    });
+    let m = Memory::of(titles.collect());
     let query = Query::parse("mug").unwrap();
     let (got, pages) = walk(&m, &query, Some("rare"), 20);
     assert_eq!(got, brute(&m, &query, Some("rare")));
@@ -297,26 +291,18 @@ fn the_heads_of_round_one_fit_every_page_s_budget() {
 #[test]
 fn lists_of_the_largest_postings_that_never_meet_keep_each_page_within_its_budget() {
     let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
-    let (mut titles, mut lists) = (Vec::new(), BTreeMap::<String, Vec<Posted>>::new());
-    for i in 0..1200u64 {
-        let id = Ulid::from_parts(1_790_000_000_000 + i, u128::from(i));
+    let titles = (0..1200u64).map(|i| {
         // Five of the six, and from the 1,100th on all six (a few matches,
         // newest first, behind the pages that find none).
         let skip = if i >= 1100 && i % 7 == 0 { usize::MAX } else { (i % 6) as usize };
         let title: Vec<&str> = words.iter().enumerate().filter(|(k, _)| *k != skip).map(|(_, w)| *w).collect();
-        let indexed = indexed(&title.join(" "));
-        for term in terms(&indexed) {
-            let posted = Posted { id, words: indexed.clone(), category: "c".into() };
-            lists.entry(term.key_for(id)).or_default().push(posted);
-        }
-        titles.push(Title { id, words: indexed, category: "c".into() });
-    }
-    for list in lists.values_mut() {
-        list.reverse();
-    }
+        let id = Ulid::from_parts(1_790_000_000_000 + i, u128::from(i));
+        Title { id, words: indexed(&title.join(" ")), category: "c".into() }
+    });
+    let mut m = Memory::of(titles.collect());
     // Every posting weighs the most a posting can.
-    let widest = lists.iter().flat_map(|(t, l)| l.iter().map(move |p| posting_bytes(t, p))).max().unwrap();
-    let m = Memory { titles, lists, pad: MAX_POSTING_BYTES - widest };
+    let widest = m.lists.iter().flat_map(|(t, l)| l.iter().map(move |p| posting_bytes(t, p))).max().unwrap();
+    m.pad = MAX_POSTING_BYTES - widest;
     for (q, limit) in
         [("alpha bravo charlie delta echo fox", 20), ("alpha bravo charlie delta echo fox", 100), ("bravo a", 20)]
     {
