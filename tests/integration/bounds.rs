@@ -190,15 +190,18 @@ async fn search_lists_that_never_meet_within_page_bounds() {
     assert_pages_within(&t, &meter, routes).await;
 }
 
+/// 300 listings of the longest title within 5 km of Paris: their cards
+/// weigh up to 1.5 KB, so a page reads few at its bound and stops early
+/// (before the walk by ring, pages of 20 reached 16-18 RCU).
 #[tokio::test]
-#[ignore = "bound not met: pages of 20 stop at their budget once a card is looked at, but reach 16-18 RCU before one is (pages of 100 within) (issue 33)"]
 async fn near_long_listings_within_page_bounds() {
     let (t, meter) = TestTable::with_meter().await;
     long_listings(&mut Hostile::on(&t), SELLER).await;
     let (lat, lon) = (paris().lat, paris().lon);
     let wide = near(lat, lon, 50.0).query("categoryId", WIDE);
     let routes = [
-        Route::new("GET /listings/near (long listings, 50 km)", Function::Listings, near(lat, lon, 50.0), LONG),
+        Route::new("GET /listings/near (long listings, 50 km)", Function::Listings, near(lat, lon, 50.0), LONG)
+            .full(Fullness::StoppedEarlyAllowed),
         Route::new("GET /listings/near?categoryId=wide (long listings)", Function::Listings, wide, LONG)
             .full(Fullness::StoppedEarlyAllowed),
     ];

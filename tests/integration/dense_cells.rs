@@ -40,15 +40,10 @@ fn around_paris() -> Vec<Listing> {
         .collect()
 }
 
-/// The ids within `radius` of `at`, nearest first (then by id).
+/// The ids within `radius` of `at`, by ring then sort key.
 fn brute(all: &[Listing], at: Location, radius: f64) -> Vec<String> {
-    let mut want: Vec<(f64, String)> = all
-        .iter()
-        .map(|l| (at.distance_km(&l.location.unwrap()), l.listing_id.to_string()))
-        .filter(|(km, _)| *km <= radius)
-        .collect();
-    want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    want.into_iter().map(|(_, id)| id).collect()
+    let points = all.iter().map(|l| (l.listing_id.to_string(), l.location.unwrap()));
+    super::near::by_ring(points, at, radius).into_iter().map(|(id, _)| id).collect()
 }
 
 /// The partitions of the dense cells recorded as holding listings.

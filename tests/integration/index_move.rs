@@ -22,6 +22,8 @@ use keyschema::Index;
 use store::table::{change_index, IndexChange};
 
 const SELLER: &str = "mover";
+/// The radius walked.
+const RADIUS: f64 = 10.0;
 
 fn centre() -> Location {
     Location::new(52.52, 13.405).unwrap()
@@ -33,7 +35,7 @@ async fn walk(t: &TestTable) -> (Vec<String>, bool) {
     let (mut ids, mut batch) = (Vec::new(), false);
     let request = || {
         let c = centre();
-        req("GET /listings/near").query("lat", c.lat).query("lon", c.lon).query("radiusKm", 10.0).query("limit", 15)
+        req("GET /listings/near").query("lat", c.lat).query("lon", c.lon).query("radiusKm", RADIUS).query("limit", 15)
     };
     walk_pages(
         t,
@@ -57,7 +59,7 @@ async fn in_gsi4(t: &TestTable) -> usize {
 }
 
 /// `n` listings spread within 9 km (and, every third, at one spot),
-/// indexed; with those before, nearest first as brute force sorts them.
+/// indexed; with those before, by ring as brute force sorts them.
 async fn add(h: &mut Hostile<'_>, placed: &mut Vec<(String, Location)>, n: usize) -> Vec<String> {
     let spots: Vec<Location> = (placed.len()..placed.len() + n)
         .map(|i| if i % 3 == 0 { centre().toward(1.0, 30.0) } else { centre().toward((i % 9) as f64, i as f64 * 47.0) })
@@ -66,9 +68,8 @@ async fn add(h: &mut Hostile<'_>, placed: &mut Vec<(String, Location)>, n: usize
     let ids = h.listings(SELLER, bodies).await;
     h.index().await;
     placed.extend(ids.into_iter().zip(spots));
-    let mut want: Vec<(f64, &String)> = placed.iter().map(|(id, at)| (centre().distance_km(at), id)).collect();
-    want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
-    want.into_iter().map(|(_, id)| id.clone()).collect()
+    let points = placed.iter().map(|(id, at)| (id.clone(), *at));
+    super::near::by_ring(points, centre(), RADIUS).into_iter().map(|(id, _)| id).collect()
 }
 
 #[tokio::test]

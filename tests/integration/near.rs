@@ -1,5 +1,5 @@
 //! Listings near me (issue 21): walks of the API's pages are exact against a
-//! brute-force haversine sort over a few thousand random points (clustered
+//! brute-force sort by ring then sort key over a few thousand random points (clustered
 //! in a city, across the antimeridian, at a pole, many at one spot), at
 //! radius 0, the radius edge and across pages; sold and removed listings
 //! never show (nor those the index still holds a moment after they were
@@ -98,6 +98,26 @@ fn near_request(at: Location, radius: f64, limit: u16) -> integration_tests::Req
     req("GET /listings/near").query("lat", at.lat).query("lon", at.lon).query("radiusKm", radius).query("limit", limit)
 }
 
+/// The listings within `radius` of `at` as a walk answers them: by ring
+/// (`fanout::nearest::Rings`), then by sort key (geohash, id); with their
+/// distances.
+pub(super) fn by_ring(
+    points: impl IntoIterator<Item = (String, Location)>,
+    at: Location,
+    radius: f64,
+) -> Vec<(String, f64)> {
+    let rings = fanout::nearest::Rings::new(radius);
+    let mut want: Vec<(usize, String, String, f64)> = points
+        .into_iter()
+        .filter_map(|(id, p)| {
+            let km = at.distance_km(&p);
+            Some((rings.of(km)?, format!("{}#{id}", p.geohash(domain::geo::HASH_LEN)), id, km))
+        })
+        .collect();
+    want.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    want.into_iter().map(|(_, _, id, km)| (id, km)).collect()
+}
+
 #[tokio::test]
 async fn nearest_first_is_exact_against_a_brute_force_sort() {
     let t = TestTable::new().await;
@@ -150,9 +170,7 @@ async fn nearest_first_is_exact_against_a_brute_force_sort() {
         // Near a pole, the widest radius a search may have there.
         let radius = Cell::widest_radius(&at, radius, 16, CELL_LEN).unwrap_or(0.0);
         let radius = (radius * 100.0).floor() / 100.0;
-        let mut want: Vec<(String, f64)> =
-            points.iter().map(|(id, p)| (id.to_string(), at.distance_km(p))).filter(|(_, d)| *d <= radius).collect();
-        want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let want = by_ring(points.iter().map(|(id, p)| (id.to_string(), *p)), at, radius);
         {
             let (got, queries) = walk(&t, at, radius, limit).await;
             let case = format!("{at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
@@ -252,13 +270,8 @@ async fn a_category_near_a_point_is_exact_and_bounded() {
         .collect();
     put_all(&t, &all).await;
     for (category, radius, limit) in [("books", 5.0, 3u16), ("books", 8.0, 100), ("electronics", 8.0, 3)] {
-        let mut want: Vec<(String, f64)> = all
-            .iter()
-            .filter(|l| l.category_id.as_str() == category)
-            .map(|l| (l.listing_id.to_string(), centre.distance_km(&l.location.unwrap())))
-            .filter(|(_, km)| *km <= radius)
-            .collect();
-        want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let of = all.iter().filter(|l| l.category_id.as_str() == category);
+        let want = by_ring(of.map(|l| (l.listing_id.to_string(), l.location.unwrap())), centre, radius);
         let (mut got, mut early, mut pages, mut empty, mut last) = (Vec::new(), 0, 0, 0, None::<String>);
         let request = || near_request(centre, radius, limit).query("categoryId", category);
         walk_pages(

@@ -1,19 +1,15 @@
 //! Beyond the seeds, "listings near me": `GET /listings/near?lat=&lon=&radiusKm=`,
-//! the active listings with a location within the radius, nearest first,
-//! each with its `distanceKm`. The near index (GSI5) holds their cards by
-//! geohash: a partition per 3-character cell (per 5-character one in a
-//! dense cell: `domain::geo::partition`), the full hash in the sort key,
-//! so a page is what its queries read. A page reads which partitions of the
-//! dense cells it meets hold listings (a query per such cell, none
-//! elsewhere), then searches the cells nearest first
-//! ([`fanout::nearest`]), querying the cells of one round together (a cell
-//! of a dense cell still splitting, `NEAR_SPLITTING`, in both partitions
-//! that may hold it). The signed cursor carries the last distance and id
-//! looked at (where the page started, if it stopped empty), how far the
-//! page read each crowded place (one full-length geohash) it read more
-//! than one listing of, and after a page that found nothing beyond its
-//! cursor, how far it read the cells it started with (the next page skips
-//! that far: [`fanout::nearest::After`]).
+//! the active listings with a location within the radius, nearest first
+//! by ring (within 100 m, then rings each a quarter farther out: within a
+//! ring by geohash), each with its `distanceKm`. The near index (GSI5)
+//! holds their cards by geohash: a partition per 3-character cell (per
+//! 5-character one in a dense cell: `domain::geo::partition`), the full
+//! hash in the sort key, so a page is what its queries read. A page reads
+//! which partitions of the dense cells it meets hold listings (a query per
+//! such cell, none elsewhere), then sweeps each ring's cells in key order
+//! ([`fanout::nearest`]), one query after another (a cell of a dense cell
+//! still splitting in both partitions that may hold it, `NEAR_SPLITTING`).
+//! The signed cursor carries the ring and the last sort key the page read.
 
 use std::collections::BTreeSet;
 
@@ -21,9 +17,9 @@ use api::{ApiError, Deps, Request, Response};
 use domain::answers::ListingCard;
 use domain::geo::partition::DENSE;
 use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
-use domain::ids::{CategoryId, ListingId};
+use domain::ids::CategoryId;
 use domain::model::{Listing, ListingStatus};
-use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Skip, Within};
+use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Rings};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use keyschema::access;
 use keyschema::records::NearCell;
@@ -110,6 +106,12 @@ impl CellAsker<Card> for Cells<'_> {
         self.held.contains(cell) || self.splitting(cell)
     }
 
+    /// The largest card (a query's limit keeps what it reads within the
+    /// page's bound).
+    fn most_item_bytes(&self) -> usize {
+        ListingCard::MAX_STORED_BYTES
+    }
+
     /// Two in a dense cell still splitting.
     fn queries(&self, prefix: &str) -> usize {
         1 + usize::from(self.splitting(prefix))
@@ -164,44 +166,18 @@ struct Near {
     distance_km: f64,
 }
 
-/// Where the next page starts: the last distance (its exact bits) and id,
-/// the crowded places it read more than one listing of (a sort key and its
-/// listing: [`After::within`]), and after a page that read cells holding
-/// nothing beyond it, the last it read to its end before the first it left
-/// in part (`s`, [`After::skip`]: its least distance's bits, its prefix,
-/// the keys it was read between, the listing it was read on from) and,
-/// with it or alone, the first it left in part and the last part of that
-/// it read to its end (`n`, [`After::inner`]).
+/// Where the next page starts: the ring and the last sort key the page
+/// read in it ([`After`]).
 #[derive(Serialize, Deserialize)]
 struct Cursor {
-    #[serde(rename = "k")]
-    km_bits: u64,
-    #[serde(rename = "i")]
-    id: ListingId,
-    #[serde(rename = "w", default, skip_serializing_if = "Vec::is_empty")]
-    within: Vec<(String, ListingId)>,
-    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
-    skip: Option<SkipCell>,
-    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
-    inner: Option<(SkipCell, SkipCell)>,
+    #[serde(rename = "r")]
+    ring: usize,
+    #[serde(rename = "k", default, skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
 }
 
-type SkipCell = (u64, String, Option<String>, Option<String>, Option<ListingId>);
-
-fn skip_from(s: Skip) -> SkipCell {
-    (s.near.to_bits(), s.prefix, s.after, s.before, s.from.map(ListingId::from_ulid))
-}
-
-fn skip_of((near, prefix, after, before, from): SkipCell) -> Option<Skip> {
-    let near = f64::from_bits(near);
-    (near.is_finite() && near >= 0.0 && prefix.len() <= HASH_LEN).then(|| Skip {
-        near,
-        prefix,
-        after,
-        before,
-        from: from.map(|id| id.ulid()),
-    })
-}
+/// The longest sort key a cursor carries: a geohash, `#` and an id.
+const MAX_KEY: usize = HASH_LEN + 1 + 26;
 
 fn number(req: &Request, name: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, ApiError> {
     let bad = || ApiError::bad_request(format!("{name}: must be a number from {} to {}", range.start(), range.end()));
@@ -217,15 +193,11 @@ struct NearBody {
     items: Vec<Near>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
-    /// The page reached its bound of rounds or of what it may read before
-    /// it was full (a category filter, listings of long titles, a place
-    /// denser than any measured); the cursor goes on after the last listing
-    /// looked at (beside a crowded place, before it looked at any: the
-    /// cursor reads that place on; a page that found nothing beyond its
-    /// cursor: the cursor skips the cells it read to their end, as near a
-    /// pole). A page can also be short because
-    /// listings it found were sold a moment before: only a `null` cursor
-    /// ends the walk.
+    /// The page reached its bound of what it may read before it was full
+    /// (a category filter, listings of long titles, cells that hold little
+    /// of a ring); the cursor goes on after the last listing it read. A
+    /// page can also be short because listings it found were sold a moment
+    /// before: only a `null` cursor ends the walk.
     stopped_early: bool,
     /// The radius searched: the one asked, but near a pole the widest whose
     /// circle covers at most [`MAX_CELLS`] cells.
@@ -233,11 +205,10 @@ struct NearBody {
 }
 
 /// `GET /listings/near?lat=&lon=&radiusKm=[&categoryId=][&limit=][&cursor=]`
-/// (public). `Query GSI5 gsi4pk = GEO#<geohash:cell>, begins_with(gsi4sk, <geohash
-/// prefix>)` per cell searched, a few cells a round (a category is a
-/// filter; a page stops after [`nearest::MAX_ROUNDS`] rounds, or when its
-/// next cell would take it past the contract's bound ([`Budget::page`]),
-/// once it has looked at a listing), keeping the cards still active.
+/// (public). `Query GSI5 gsi4pk = GEO#<geohash:cell>, gsi4sk BETWEEN <key
+/// read> AND <cell>~` (or `begins_with`) per cell read (a category is a
+/// filter; a page stops when its next query would take it past the
+/// contract's bound, [`Budget::page`]), keeping the cards still active.
 pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let page = req.page(&["lat", "lon", "radiusKm", "categoryId"])?;
     let lat = number(&req, "lat", -90.0..=90.0)?;
@@ -258,23 +229,13 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         None => None,
         Some(c) => {
             let cursor: Cursor = app.cursors.open(&scope, c)?;
-            let km = f64::from_bits(cursor.km_bits);
-            if !(km.is_finite() && (0.0..=radius).contains(&km)) {
+            let key_ok = |k: &String| {
+                k.len() <= MAX_KEY && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'#' || b == b'~')
+            };
+            if cursor.ring >= Rings::new(radius).count() || !cursor.key.as_ref().is_none_or(key_ok) {
                 return Err(ApiError::bad_request("invalid cursor"));
             }
-            if cursor.within.len() > nearest::MAX_WITHIN {
-                return Err(ApiError::bad_request("invalid cursor"));
-            }
-            let within = cursor.within.into_iter().map(|(key, id)| Within { key, id: id.ulid() }).collect();
-            let skip = match cursor.skip.map(skip_of) {
-                Some(None) => return Err(ApiError::bad_request("invalid cursor")),
-                skip => skip.flatten(),
-            };
-            let inner = match cursor.inner.map(|(root, upto)| skip_of(root).zip(skip_of(upto))) {
-                Some(None) => return Err(ApiError::bad_request("invalid cursor")),
-                inner => inner.flatten(),
-            };
-            Some(After { km, id: cursor.id.ulid(), within, skip, inner })
+            Some(After { ring: cursor.ring, key: cursor.key })
         }
     };
     let search = Search { at, radius, limit: usize::from(page.limit), after, category: category.as_ref() };
@@ -285,12 +246,7 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         .filter(|f| f.item.card.status == ListingStatus::Active)
         .map(|f| Near { distance_km: metres(f.km), card: f.item.card })
         .collect();
-    let next_cursor = next.map(|n| {
-        let within = n.within.into_iter().map(|w| (w.key, ListingId::from_ulid(w.id))).collect();
-        let (km_bits, id, skip) = (n.km.to_bits(), ListingId::from_ulid(n.id), n.skip.map(skip_from));
-        let inner = n.inner.map(|(root, upto)| (skip_from(root), skip_from(upto)));
-        app.cursors.seal(&scope, &Cursor { km_bits, id, within, skip, inner })
-    });
+    let next_cursor = next.map(|n| app.cursors.seal(&scope, &Cursor { ring: n.ring, key: n.key }));
     Response::ok(&NearBody { items, next_cursor, stopped_early: cost.stopped_early, radius_km: radius })
 }
 

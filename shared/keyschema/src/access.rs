@@ -205,8 +205,8 @@ pub fn listings_by_price(
 /// within one partition: [`domain::geo::partition::partition`]; the
 /// partition of a cell holding dense cells holds none of theirs) in
 /// geohash order, after a
-/// sort key and below a smaller cell if given; the reader searches the
-/// cells nearest first (`fanout::nearest`).
+/// sort key and below a smaller cell if given; the reader sweeps the
+/// cells of each ring in key order (`fanout::nearest`).
 /// `GSI5` (the cards): `gsi4pk = GEO#<geohash:cell> AND begins_with(gsi4sk, <geohash prefix>)` or
 /// `gsi4sk BETWEEN <after>! AND <geohash prefix>~` (`<prefix>` for no after,
 /// `<before>` for a cell below which).

@@ -182,7 +182,7 @@ pub fn city_spot(k: usize, n: usize) -> Location {
 /// A first page of `limit` listings near me within 20 km, from
 /// [`CITY_PAGES`] points within 10 km of the city's centre (of
 /// [`CITY_LISTINGS`] listings at random, as [`city_spot`] spreads them,
-/// and as the fanout test `what_a_near_page_reads` lays them out): the
+/// and as the fanout tests' city lays them out): the
 /// cell queries of a mean page, as (a cell of the partition it reads, listings a query
 /// read, queries per page that read that many there), for the model to
 /// price each query as DynamoDB does; and, per dense cell of the city, its
@@ -250,12 +250,14 @@ mod tests {
         assert!(held.len() == 2 && held.iter().all(|n| (10..=32).contains(n)), "partitions holding listings: {held:?}");
         let queries: f64 = page.iter().map(|(_, _, times)| times).sum();
         let items = page.iter().map(|(_, n, times)| n * times).sum::<f64>() / queries;
-        // Measured: 8.5 queries of 14.6 listings (8.6 of 14.7 before a page kept
-        // to its budget) with the city's dense
+        // Measured by ring (2026-12-07): 12.3 queries of 6.6 listings, 7.4
+        // RRU a page, the mix's price $1.60 (nearest first exactly: 8.5 queries of 14.6
+        // listings, 8.6 of 14.7 before a page kept to its budget) with the city's dense
         // cells (12.7 of 18.1 without: a dense cell's 32 partitions are read
         // as cells of 5 km, not as one of 39 km from its corner; 20.8 of 18.0
         // with four cells a round from the first; a page read ten times that
         // when every cell that might hold a result was queried at once).
-        assert!((6.0..12.0).contains(&queries) && (10.0..20.0).contains(&items), "{queries} {items}");
+        println!("a near page: {queries:.1} queries of {items:.1} listings");
+        assert!((6.0..14.0).contains(&queries) && (5.0..20.0).contains(&items), "{queries} {items}");
     }
 }

@@ -11,7 +11,7 @@ use crate::budget::TYPICAL_ITEM_BYTES;
 pub trait Placed {
     /// Where it is (`None`: not placed, never returned).
     fn location(&self) -> Option<Location>;
-    /// Its id (ties at one distance go by id).
+    /// Its id.
     fn id(&self) -> Ulid;
     /// Its sort key in the index (`<geohash>#<id>`, the full geohash of
     /// [`HASH_LEN`](domain::geo::HASH_LEN) characters, so that within a
@@ -74,5 +74,11 @@ pub trait CellAsker<T> {
     /// asks by it ([`Budget`]) until its answers show items larger.
     fn item_bytes(&self) -> usize {
         TYPICAL_ITEM_BYTES
+    }
+
+    /// The most an item can weigh, as DynamoDB sizes it: a query's limit
+    /// is cut so that what it reads fits the units left of a page's budget.
+    fn most_item_bytes(&self) -> usize {
+        self.item_bytes()
     }
 }

@@ -1,8 +1,9 @@
-//! The nearest-first search against cells held in memory: walks of random
+//! The search near a point against cells held in memory: walks of random
 //! points (spread over the globe, clustered across the antimeridian, at the
 //! poles, a hundred at one spot) are exact against a brute-force sort by
-//! haversine distance, at every page size, radius 0 and the radius edge
-//! included; and what a page costs.
+//! ring then sort key, at every page size, radius 0 and the radius edge
+//! included, with and without a filter and a budget; and what a page
+//! costs in a city, first and later in a walk.
 
 use std::convert::Infallible;
 
@@ -39,13 +40,12 @@ fn rng(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
+fn id(i: usize) -> Ulid {
+    Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128)
+}
+
 fn memory(points: &[Location]) -> Memory {
-    memory::InMemory::new(
-        points
-            .iter()
-            .enumerate()
-            .map(|(i, at)| It { at: *at, id: Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128) }),
-    )
+    memory::InMemory::new(points.iter().enumerate().map(|(i, at)| It { at: *at, id: id(i) }))
 }
 
 /// A city: 20,000 listings within 25 km of Paris, denser toward the
@@ -60,23 +60,6 @@ fn city() -> (Location, Vec<Location>, TestRng) {
     (paris, points, rng)
 }
 
-/// Every page of a walk, and the worst of their costs.
-fn walk(m: &Memory, at: Location, radius: f64, limit: usize) -> (Vec<(Ulid, f64)>, Cost) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let (mut got, mut after, mut worst) = (Vec::new(), None, Cost::default());
-    loop {
-        let (items, next, cost) = runtime.block_on(page(at, radius, limit, after, m)).unwrap();
-        assert!(items.len() <= limit);
-        worst = worse(worst, cost);
-        got.extend(items.iter().map(|f| (f.item.id, f.km)));
-        match next {
-            Some(n) => after = Some(n),
-            None => return (got, worst),
-        }
-        assert!(got.len() < 100_000, "the walk ends");
-    }
-}
-
 /// The ids of every page of a walk of [`page_where`] within `budget`, each
 /// page's length, whether it has a next and its cost given to `each`.
 fn walk_where<A: CellAsker<It, Error = Infallible>>(
@@ -88,8 +71,9 @@ fn walk_where<A: CellAsker<It, Error = Infallible>>(
 ) -> Vec<Ulid> {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let (mut got, mut after) = (Vec::new(), None);
-    for _ in 0..20_000 {
+    for _ in 0..50_000 {
         let (items, next, cost) = runtime.block_on(page_where(at, radius, limit, after, keep, m, budget)).unwrap();
+        assert!(items.len() <= limit);
         each(items.len(), next.is_some(), &cost);
         got.extend(items.iter().map(|f| f.item.id));
         match next {
@@ -100,26 +84,21 @@ fn walk_where<A: CellAsker<It, Error = Infallible>>(
     panic!("the walk does not end");
 }
 
-/// The larger of each of two pages' costs.
-fn worse(a: Cost, b: Cost) -> Cost {
-    Cost {
-        queries: a.queries.max(b.queries),
-        rounds: a.rounds.max(b.rounds),
-        read: a.read.max(b.read),
-        units: a.units.max(b.units),
-        ..Cost::default()
-    }
-}
-
+/// The items within `radius` of `at`, by ring then sort key, with their
+/// distances.
 fn brute(points: &[Location], at: Location, radius: f64) -> Vec<(Ulid, f64)> {
-    let mut want: Vec<(Ulid, f64)> = points
+    let rings = Rings::new(radius);
+    let mut want: Vec<(usize, String, Ulid, f64)> = points
         .iter()
         .enumerate()
-        .map(|(i, p)| (Ulid::from_parts(1_790_000_000_000 + i as u64, i as u128), at.distance_km(p)))
-        .filter(|(_, d)| *d <= radius)
+        .filter_map(|(i, p)| {
+            let km = at.distance_km(p);
+            let it = It { at: *p, id: id(i) };
+            Some((rings.of(km)?, it.sort_key(), it.id, km))
+        })
         .collect();
-    want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    want
+    want.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    want.into_iter().map(|(_, _, u, km)| (u, km)).collect()
 }
 
 #[test]
@@ -151,124 +130,69 @@ fn walks_are_exact_against_a_brute_force_sort() {
         points.push(Location::new(lat, lon).unwrap());
     }
     let m = memory(&points);
+    let kept = |u: &Ulid| u.0.is_multiple_of(3);
     let mut worst = Cost::default();
     for at in centres.into_iter().chain([spot]) {
         for radius in [0.0, 5.0, 20.0, 50.0] {
-            let want = brute(&points, at, radius);
-            for limit in [1usize, 7, 50] {
-                let (got, cost) = walk(&m, at, radius, limit);
-                let case = format!("{at:?} r {radius} limit {limit}: {} of {}", got.len(), want.len());
-                assert_eq!(got.len(), want.len(), "{case}");
-                for (g, w) in got.iter().zip(&want) {
-                    assert_eq!(g.0, w.0, "{case}");
-                    assert!((g.1 - w.1).abs() < 1e-9, "{case}");
+            for filtered in [false, true] {
+                let mut want = brute(&points, at, radius);
+                if filtered {
+                    want.retain(|(u, _)| kept(u));
                 }
-                if limit == 50 {
-                    worst.queries = worst.queries.max(cost.queries);
-                    worst.rounds = worst.rounds.max(cost.rounds);
-                    worst.read = worst.read.max(cost.read);
+                let want: Vec<Ulid> = want.into_iter().map(|(u, _)| u).collect();
+                for limit in [1usize, 7, 50].into_iter().filter(|l| *l > 1 || radius <= 20.0) {
+                    // A budget of nothing: a query a page (at a limit of 7, to 5 km).
+                    let none = Budget { requests: 0, units: 0 };
+                    let budgets = match limit == 7 && radius <= 5.0 {
+                        true => vec![Budget::page(limit), none],
+                        false => vec![Budget::page(limit)],
+                    };
+                    for budget in budgets {
+                        let keep = |i: &It| !filtered || kept(&i.id);
+                        let mut most = Cost::default();
+                        let got = walk_where(&m, (at, radius, limit), &keep, budget, |len, next, cost| {
+                            let within = cost.queries <= budget.requests.max(1) && cost.units <= budget.units.max(1);
+                            assert!(within || cost.rounds == 1, "{cost:?} over {budget:?}");
+                            assert!(len == limit || !next || cost.stopped_early, "short, not stopped early: {cost:?}");
+                            most = worse(most, *cost);
+                        });
+                        let case = format!("{at:?} r {radius} limit {limit} filtered {filtered} {budget:?}");
+                        assert_eq!(got, want, "{case}");
+                        if limit == 50 && budget.units > 0 {
+                            worst = worse(worst, most);
+                        }
+                    }
                 }
             }
         }
     }
-    let at_spot = brute(&points, spot, 0.0);
-    assert_eq!(at_spot.len(), 100, "radius 0: the hundred at the point");
+    assert_eq!(brute(&points, spot, 0.0).len(), 100, "radius 0: the hundred at the point");
     println!("worst page of 50: {worst:?}");
-    assert!(worst.queries <= 400 && worst.rounds <= 12, "{worst:?}");
 }
 
-/// A listing (the capacity model's mix), its copy in GSI5 (its card) and
-/// in the dropped GSI4 (what a page chose by).
-const LISTING_KB: f64 = 0.6;
-const CARD_KB: f64 = 0.35;
-const SPOT_KB: f64 = 0.2;
-
-/// Read units of a query reading `items` listings of `kb` each, eventually
-/// consistent: half a unit per 4 KB begun, half a unit at least.
-fn rcu(items: usize, kb: f64) -> f64 {
-    ((items as f64 * kb / 4.0).ceil()).max(1.0) * 0.5
+/// The larger of each of two pages' costs.
+fn worse(a: Cost, b: Cost) -> Cost {
+    Cost {
+        queries: a.queries.max(b.queries),
+        rounds: a.rounds.max(b.rounds),
+        read: a.read.max(b.read),
+        units: a.units.max(b.units),
+        stopped_early: a.stopped_early || b.stopped_early,
+    }
 }
 
-/// What a first page of 20 costs in a city (`cargo test -p fanout
-/// what_a_near_page_reads -- --nocapture`): 20,000 listings within 25 km of
-/// Paris, denser toward the centre; 50 points in the city; radius 2, 5, 20, 50.
 #[test]
-fn what_a_near_page_reads() {
-    let (paris, points, mut rng) = city();
+fn a_page_is_nearest_first_to_within_a_ring() {
+    let (paris, points, _) = city();
     let m = memory(&points);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    for (radius, limit) in [(2.0, 20), (5.0, 20), (20.0, 20), (50.0, 20), (5.0, 100), (50.0, 100)] {
-        let (mut queries, mut rounds, mut read) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut whole, mut cards, mut spots, mut table) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..50 {
-            let at = paris.toward(10.0 * rng.random_range(0.0f64..1.0), rng.random_range(0.0..360.0));
-            let counting =
-                Counting { inner: &m, whole: Default::default(), cards: Default::default(), spots: Default::default() };
-            let (items, _, cost) = runtime.block_on(page(at, radius, limit, None, &counting)).unwrap();
-            assert!(!items.is_empty());
-            queries.push(cost.queries);
-            rounds.push(cost.rounds);
-            read.push(cost.read);
-            whole.push(counting.whole.get());
-            cards.push(counting.cards.get());
-            spots.push(counting.spots.get());
-            // BatchGetItem of the page: each listing its own half unit.
-            table.push(items.len() as f64 * rcu(1, LISTING_KB));
-        }
-        let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len() as f64;
-        let meanf = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        // Measured, on GSI5 (the cards, the whole page): 6.0-12.6 RCU for a
-        // page of 20, 21-36 for 100 (on the dropped GSI4 and a BatchGetItem of the page:
-        // 15-19 and 66-77; were the index whole listings: 9-20 and 31-56;
-        // with 4 cells a round from the first, 6.5-18.6 and 40-74; with every
-        // cell that might hold a result queried at once: 96-300 for 20).
-        let bound = if limit == 20 { 14.0 } else { 40.0 };
-        assert!(meanf(&cards) <= bound, "radius {radius}, limit {limit}: {}", meanf(&cards));
-        assert!(rounds.iter().all(|r| *r <= 10), "radius {radius}, limit {limit}: {rounds:?}");
-        println!(
-            "radius {radius}, limit {limit}: queries mean {:.0} max {}, rounds mean {:.1} max {}, items read mean {:.0}, \
-             RCU on GSI5 mean {:.1} max {:.1} (GSI4: {:.1} and the table {:.1}; whole listings: {:.1})",
-            mean(&queries),
-            queries.iter().max().unwrap(),
-            mean(&rounds),
-            rounds.iter().max().unwrap(),
-            mean(&read),
-            meanf(&cards),
-            cards.iter().copied().fold(0.0, f64::max),
-            meanf(&spots),
-            meanf(&table),
-            meanf(&whole),
-        );
+    let (items, ..) = runtime.block_on(page(paris, 50.0, 100, None, &m)).unwrap();
+    assert_eq!(items.len(), 100);
+    for pair in items.windows(2) {
+        assert!(pair[0].km < (pair[1].km * GROWTH).max(FIRST_KM), "{} before {}", pair[0].km, pair[1].km);
     }
 }
 
-/// The memory asker, adding up the read units of its answers: were the
-/// index to hold whole listings, as GSI5 holds them (cards) and as the
-/// dropped GSI4 did.
-struct Counting<'a> {
-    inner: &'a Memory,
-    whole: std::cell::Cell<f64>,
-    cards: std::cell::Cell<f64>,
-    spots: std::cell::Cell<f64>,
-}
-
-impl CellAsker<It> for Counting<'_> {
-    type Error = Infallible;
-    async fn ask(&self, asks: Vec<CellAsk>) -> Result<Vec<(CellAsk, CellAnswer<It>)>, Infallible> {
-        let answers = self.inner.ask(asks).await?;
-        let units = |kb| answers.iter().map(|(_, a)| rcu(a.items.len(), kb)).sum::<f64>();
-        self.whole.set(self.whole.get() + units(LISTING_KB));
-        self.cards.set(self.cards.get() + units(CARD_KB));
-        self.spots.set(self.spots.get() + units(SPOT_KB));
-        Ok(answers)
-    }
-    fn item_bytes(&self) -> usize {
-        self.inner.item_bytes()
-    }
-}
-
-#[path = "crowds.rs"]
-mod crowds;
 #[path = "dense.rs"]
 mod dense;
 #[path = "near_budget.rs"]

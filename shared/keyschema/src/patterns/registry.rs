@@ -141,7 +141,7 @@ declare_registry! {
         ),
         BeyondAp4 => (
             "beyond AP4", "listings near me",
-            "active listings near a point, nearest first",
+            "active listings near a point, nearest first by ring",
             "Query x cells (of GSI5, the cards)", EntityType::Listing,
             || Ok(Query(listings_near("u4pru", None, None)?.into_query())),
             "GET /listings/near?lat=&lon=&radiusKm=",
