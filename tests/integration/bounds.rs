@@ -314,9 +314,9 @@ async fn near_the_poles_within_page_bounds() {
     polar_pages_within_bounds(&[(90.0, 0.0), (-89.99, 45.0), (89.99, -120.0), (88.0, 30.0)]).await;
 }
 
-/// Two crowds 11 m apart: the third page of 100 reads what is left of the
-/// crowded cell it starts from, as far as its bound, and its cursor skips
-/// what it read of it (`After::inner`; before: 58 requests).
+/// Two crowds 11 m apart, in cells far apart in key order: 120 listings
+/// over many narrow rings (a page reads each cell it meets whole where the
+/// density it read says it is sparse).
 #[tokio::test]
 async fn near_the_antimeridian_within_page_bounds() {
     polar_pages_within_bounds(&[(0.0, 180.0), (0.0, -179.9999)]).await;

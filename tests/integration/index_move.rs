@@ -29,7 +29,7 @@ fn centre() -> Location {
     Location::new(52.52, 13.405).unwrap()
 }
 
-/// Every listing of the walk (GSI5), nearest first, and whether any page
+/// Every listing of the walk (GSI5), by ring, and whether any page
 /// read listings from the table.
 async fn walk(t: &TestTable) -> (Vec<String>, bool) {
     let (mut ids, mut batch) = (Vec::new(), false);

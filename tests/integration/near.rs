@@ -119,7 +119,7 @@ pub(super) fn by_ring(
 }
 
 #[tokio::test]
-async fn nearest_first_is_exact_against_a_brute_force_sort() {
+async fn walks_by_ring_are_exact_against_a_brute_force_sort() {
     let t = TestTable::new().await;
     let centres = [
         Location::new(48.8566, 2.3522).unwrap(),
@@ -244,6 +244,23 @@ async fn a_listing_with_a_location_is_near_until_it_is_removed_and_bad_input_is_
             r = r.query(k, v);
         }
         assert_eq!(listings(&t.deps, r).await.status, 400, "{q:?}");
+    }
+    // Cursors signed for this search: a ring of it (200), a ring past its
+    // last, a key no walk reads, and the exact walk's cursor of before the
+    // rings (a distance's bits and an id, under its old scope): 400.
+    let sealed = |scope: &str, payload: serde_json::Value| t.deps.cursors.seal(scope, &payload);
+    let scope = "near-ring|0.0|0.0|1.0|None";
+    let page = |cursor: String| near_request(Location::new(0.0, 0.0).unwrap(), 1.0, 20).query("cursor", cursor);
+    let ok = listings(&t.deps, page(sealed(scope, json!({ "r": 3, "k": "s00000000~" })))).await;
+    assert_eq!(ok.status, 200, "{:?}", ok.body);
+    for bad in [
+        sealed(scope, json!({ "r": 12 })),
+        sealed(scope, json!({ "r": 0, "k": "s0000<0000" })),
+        sealed(scope, json!({ "r": 0, "k": "s".repeat(37) })),
+        sealed("near|0.0|0.0|1.0|None", json!({ "k": 0u64, "i": id })),
+        sealed(scope, json!({ "k": 0u64, "i": id })),
+    ] {
+        assert_eq!(listings(&t.deps, page(bad)).await.status, 400);
     }
 }
 

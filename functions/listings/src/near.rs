@@ -32,8 +32,9 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 /// a radius covers up to 256 of them (a query each); 16 allow 50 km up to
 /// about 80 degrees of latitude, and keep a page within its bound.
 pub const MAX_CELLS: usize = 16;
-/// Cell queries in flight at once.
-const QUERIES_AT_ONCE: usize = 16;
+/// Queries in flight at once: a page asks one cell at a time, in two
+/// partitions where a dense cell is still splitting.
+const QUERIES_AT_ONCE: usize = 2;
 
 /// A listing as GSI5 holds it: its card.
 #[derive(Deserialize)]
@@ -224,7 +225,9 @@ pub(crate) async fn listings_near(app: &Deps, req: Request) -> Result<Response, 
         Some(_) => radius,
         None => 0.0,
     };
-    let scope = format!("near|{lat:?}|{lon:?}|{asked:?}|{:?}", category.as_ref().map(|c| c.to_string()));
+    // `near-ring`: a cursor of the walk by ring (those of the exact walk
+    // before it do not open).
+    let scope = format!("near-ring|{lat:?}|{lon:?}|{asked:?}|{:?}", category.as_ref().map(|c| c.to_string()));
     let after = match &page.cursor {
         None => None,
         Some(c) => {

@@ -1,7 +1,8 @@
 //! Places on the Earth for "listings near me": a validated location, the
 //! great-circle (haversine) distance, geohashes (a cell prefix is the
 //! index partition, the full hash the sort key) and the distance bounds
-//! from a point to a geohash cell that make a nearest-first search exact.
+//! from a point to a geohash cell that tell a search near a point which
+//! cells can hold what it looks for.
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! [`budget::Budget`] where the route has one: a view write-sharded over
 //! several partitions (an order status over its shards, a hot category's
 //! listings over theirs), newest or cheapest first, in at most two rounds
-//! of queries (`page_planner`); nearest first over geohash cells
+//! of queries (`page_planner`); nearest first by ring over geohash cells
 //! (`nearest`); word search over posting lists (`search`). Pure code: the
 //! planner says what to ask, the caller asks DynamoDB (or memory, in the
 //! tests).

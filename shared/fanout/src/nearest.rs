@@ -12,10 +12,11 @@
 //! be read again to prove the first of a page (measured 2026-12-02: page
 //! 10 of a city's walk 19.9 RCU on average, at most 29; docs/capacity.md).
 //! By ring then key, every read moves the walk on: a page sweeps a ring's
-//! cells in key order from its cursor (a ring and a sort key), so what a
-//! page read is never read again by the next but for the query it stopped
-//! in, and a page can stop wherever its [`Budget`] ends, its cursor after
-//! the last key it read.
+//! cells in key order from its cursor (a ring and a sort key), so each ring
+//! reads the cells it meets once a walk (a cell meeting several rings is
+//! read for each; a page keeps the cells it read whole for its own later
+//! rings), and a page can stop wherever its [`Budget`] ends, its cursor
+//! after the last key it read.
 //!
 //! A ring's sweep: the cells covering the circle, in key order; a cell no
 //! point of which is in the ring is passed over; one held in more than one
@@ -51,8 +52,9 @@ pub use merge::merged;
 /// The geohash alphabet: a cell's sub-cells, in key order.
 const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
 /// The units a cell meeting a ring in few sub-cells may be read whole for
-/// at least, rather than split (what it holds beyond the ring serves the
-/// page's later rings: a sparse place is read whole once a page).
+/// at least, rather than split, while half the units left hold that much
+/// (what it holds beyond the ring serves the page's later rings: a sparse
+/// place is read whole once a page).
 const MIN_READ_UNITS: usize = 2;
 /// Above every character of a sort key: `prefix~` is past every key of
 /// the cell `prefix`.
@@ -243,12 +245,11 @@ impl<T: Placed, A: CellAsker<T>> Sweep<'_, T, A> {
             let room = |left: Budget| meet.max(MIN_READ_UNITS).min(left.units / 2).max(1) * UNIT_BYTES;
             let mut want = match (sparse, self.per_km2) {
                 // Too many to read whole as far as the page knows: its sub-cells.
+                // (A cell meeting it in few sub-cells has them: it is not of
+                // full length, `meeting`.)
                 (true, Some(d)) if expected(pos.as_deref(), d) * self.item_bytes as f64 > room(self.left) as f64 => {
-                    if prefix.len() < HASH_LEN {
-                        push_subcells(&mut stack, &prefix, pos.as_deref());
-                        continue;
-                    }
-                    self.limit - self.out.len()
+                    push_subcells(&mut stack, &prefix, pos.as_deref());
+                    continue;
                 }
                 // Few enough: all of it, generously (an estimate short by a
                 // few reads the cell again).
@@ -262,11 +263,16 @@ impl<T: Placed, A: CellAsker<T>> Sweep<'_, T, A> {
                 if self.cost.rounds > 0 && (self.left.requests < queries || self.left.units < queries) {
                     return Ok(Flow::Spent(pos));
                 }
-                let fits = self.left.units.saturating_mul(UNIT_BYTES) / self.asker.most_item_bytes().max(1) / queries;
+                // Each query billed on its own: the units left shared out first.
+                let fits = self.left.holds(queries, self.asker.most_item_bytes());
                 let limit = want.min(fits).max(1);
                 let from = pos.clone().filter(|p| p.as_str() > prefix.as_str());
                 let ask = CellAsk { prefix: prefix.clone(), after: from.clone(), before: None, limit };
-                let Some((_, answer)) = self.asker.ask(vec![ask]).await?.pop() else { break };
+                // An asker answers every ask; one that did not, stops the page
+                // here rather than pass the cell over.
+                let Some((_, answer)) = self.asker.ask(vec![ask]).await?.pop() else {
+                    return Ok(Flow::Spent(pos));
+                };
                 self.cost.rounds += 1;
                 self.cost.queries += queries;
                 self.cost.read += answer.items.len();

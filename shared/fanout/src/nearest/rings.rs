@@ -34,7 +34,7 @@ pub enum Class {
 }
 
 impl Rings {
-    /// The rings of a search of `radius_km` (at most 40 for 50 km).
+    /// The rings of a search of `radius_km` (29 for 50 km).
     pub fn new(radius_km: f64) -> Rings {
         let mut edges = Vec::new();
         let mut edge = FIRST_KM;

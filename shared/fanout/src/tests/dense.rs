@@ -74,8 +74,14 @@ impl CellAsker<It> for Split {
     }
 }
 
+/// A walk, each page within its budget (but a first query over it): a
+/// cell read in two partitions is two queries, each billed on its own.
 fn walk_split(m: &Split, at: Location, radius: f64, limit: usize, keep: &(dyn Fn(&It) -> bool + Sync)) -> Vec<Ulid> {
-    walk_where(m, (at, radius, limit), keep, Budget::page(limit), |_, _, _| {})
+    let budget = Budget::page(limit);
+    walk_where(m, (at, radius, limit), keep, budget, |_, _, cost| {
+        let within = cost.queries <= budget.requests && cost.units <= budget.units;
+        assert!(within || cost.rounds == 1, "{cost:?} over {budget:?}");
+    })
 }
 
 #[test]
