@@ -7,8 +7,9 @@
 //! hash in the sort key, so a page is what its queries read. A page reads
 //! which partitions of the dense cells it meets hold listings (a query per
 //! such cell, none elsewhere), then sweeps each ring's cells in key order
-//! ([`fanout::nearest`]), one query after another (a cell of a dense cell
-//! still splitting in both partitions that may hold it, `NEAR_SPLITTING`).
+//! ([`fanout::nearest`]), a round of queries at a time (a cell, and up to
+//! two it will read whole next; a cell of a dense cell still splitting in
+//! both partitions that may hold it, `NEAR_SPLITTING`).
 //! The signed cursor carries the ring and the last sort key the page read.
 
 use std::collections::BTreeSet;
@@ -32,9 +33,10 @@ pub const MAX_RADIUS_KM: f64 = 50.0;
 /// a radius covers up to 256 of them (a query each); 16 allow 50 km up to
 /// about 80 degrees of latitude, and keep a page within its bound.
 pub const MAX_CELLS: usize = 16;
-/// Queries in flight at once: a page asks one cell at a time, in two
-/// partitions where a dense cell is still splitting.
-const QUERIES_AT_ONCE: usize = 2;
+/// Queries in flight at once: a round asks a cell and up to two read
+/// ahead (`fanout::nearest`), each in two partitions where a dense cell is
+/// still splitting.
+const QUERIES_AT_ONCE: usize = 6;
 
 /// A listing as GSI5 holds it: its card.
 #[derive(Deserialize)]

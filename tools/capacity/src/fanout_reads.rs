@@ -250,7 +250,7 @@ mod tests {
         assert!(held.len() == 2 && held.iter().all(|n| (10..=32).contains(n)), "partitions holding listings: {held:?}");
         let queries: f64 = page.iter().map(|(_, _, times)| times).sum();
         let items = page.iter().map(|(_, n, times)| n * times).sum::<f64>() / queries;
-        // Measured by ring (2026-12-07): 12.3 queries of 6.6 listings, 7.4
+        // Measured by ring (2026-12-07): 11.7 queries of 7.2 listings, 7.3
         // RRU a page, the mix's price $1.60 (nearest first exactly: 8.5 queries of 14.6
         // listings, 8.6 of 14.7 before a page kept to its budget) with the city's dense
         // cells (12.7 of 18.1 without: a dense cell's 32 partitions are read

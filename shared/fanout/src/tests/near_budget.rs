@@ -110,6 +110,9 @@ fn walks_within_budgets_are_exact() {
     }
 }
 
+/// A page's units, queries, items read, items answered and rounds.
+type Measured = (usize, usize, usize, usize, usize);
+
 /// What pages of a walk cost in a city (`cargo test -p fanout
 /// pages_of_a_walk -- --nocapture`): 20,000 listings within 25 km of
 /// Paris, walks of 15 pages of 20 from 20 points, cards of 360 and 1,536
@@ -120,13 +123,13 @@ fn pages_of_a_walk_stay_within_the_bound() {
     let (paris, points, mut rng) = city();
     let m = memory(&points);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    // Pages short at the bound, at most (measured 2026-12-07: 30 of 300 with
-    // cards of 360 bytes; 280 with the largest cards, which answer 4-12 a
-    // page: 12 RCU read about 50 of them).
+    // Pages short at the bound, at most (measured 2026-12-07: 35 of 300 with
+    // cards of 360 bytes; 278 with the largest cards, which answer 7-11 a
+    // page on average: 12 RCU read about 50 of them).
     for (card, most_short) in [(360usize, 40), (1_536, 300)] {
         let bytes = move |_: &It| card;
-        // Per page of the walks: units, queries, items read, answered.
-        let mut pages: Vec<Vec<(usize, usize, usize, usize)>> = vec![Vec::new(); 15];
+        // Per page of the walks: units, queries, items read, answered, rounds.
+        let mut pages: Vec<Vec<Measured>> = vec![Vec::new(); 15];
         for _ in 0..20 {
             let at = paris.toward(10.0 * rng.random_range(0.0f64..1.0), rng.random_range(0.0..360.0));
             let asker = Sized { inner: &m, bytes: &bytes, guess: 512, most: 1_536 };
@@ -136,23 +139,22 @@ fn pages_of_a_walk_stay_within_the_bound() {
                 let (items, next, cost) =
                     runtime.block_on(page_where(at, 50.0, 20, after, &|_| true, &asker, budget)).unwrap();
                 assert!(cost.units <= budget.units && cost.queries <= budget.requests, "{cost:?}");
-                each.push((cost.units, cost.queries, cost.read, items.len()));
+                each.push((cost.units, cost.queries, cost.read, items.len(), cost.rounds));
                 after = Some(next.expect("thousands within 50 km"));
             }
         }
         let (mut short, mut total) = (0, 0);
         for (n, each) in pages.iter().enumerate() {
-            let mean = |f: fn(&(usize, usize, usize, usize)) -> usize| {
-                each.iter().map(f).sum::<usize>() as f64 / each.len() as f64
-            };
+            let mean = |f: fn(&Measured) -> usize| each.iter().map(f).sum::<usize>() as f64 / each.len() as f64;
             let most = each.iter().map(|p| p.0).max().unwrap_or(0) as f64 / 2.0;
             short += each.iter().filter(|p| p.3 < 20).count();
             total += each.len();
             println!(
-                "cards of {card} bytes, page {}: RCU mean {:.1} max {most:.1}, queries {:.1}, cards read {:.0}, answered {:.1}",
+                "cards of {card} bytes, page {}: RCU mean {:.1} max {most:.1}, queries {:.1} in {:.1} rounds, cards read {:.0}, answered {:.1}",
                 n + 1,
                 mean(|p| p.0) / 2.0,
                 mean(|p| p.1),
+                mean(|p| p.4),
                 mean(|p| p.2),
                 mean(|p| p.3),
             );

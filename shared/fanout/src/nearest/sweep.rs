@@ -1,0 +1,379 @@
+//! One page's sweep of rings ([`super::page_where`]): each ring's cells in
+//! key order from the cursor, each read whole, read for what the page
+//! wants, or looked at as its sub-cells (the module's doc says when); a
+//! query of a cell from its start takes with it, in one round, up to
+//! [`AHEAD`] of the next cells the page's density says it will read whole.
+
+use std::collections::{HashMap, HashSet};
+
+use domain::geo::partition::{is_dense, partition};
+use domain::geo::{Cell, Location, HASH_LEN};
+
+use super::{CellAnswer, CellAsk, CellAsker, Class, Cost, Found, Placed, Rings};
+use crate::budget::{self, Budget, UNIT_BYTES};
+
+/// The geohash alphabet: a cell's sub-cells, in key order.
+const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
+/// The units a cell meeting a ring in few sub-cells may be read whole for
+/// at least, rather than split, while half the units left hold that much
+/// (what it holds beyond the ring serves the page's later rings: a sparse
+/// place is read whole once a page).
+pub(super) const MIN_READ_UNITS: usize = 2;
+/// The next cells a round reads with the one the page is at: those it
+/// would read whole next (a round trip each, one after another, else).
+pub(super) const AHEAD: usize = 2;
+/// Above every character of a sort key: `prefix~` is past every key of
+/// the cell `prefix`.
+const PAST: char = '~';
+
+/// How a ring's sweep ended.
+pub(super) enum Flow {
+    /// Every cell of the ring read.
+    Swept,
+    /// The page is full, its last item's key.
+    Full(String),
+    /// The budget is spent, this far.
+    Spent(Option<String>),
+}
+
+/// How a cell is read for a ring.
+enum Plan {
+    /// As its sub-cells, with no read of its own.
+    Split,
+    /// For this many items.
+    Read(usize),
+}
+
+/// One page's sweep of rings.
+pub(super) struct Sweep<'a, T, A> {
+    at: Location,
+    pub(super) rings: Rings,
+    limit: usize,
+    keep: &'a (dyn Fn(&T) -> bool + Sync),
+    asker: &'a A,
+    left: Budget,
+    /// A typical item's bytes, then the most an answer showed its items to
+    /// be on average: what a probe asks for.
+    item_bytes: usize,
+    pub(super) cost: Cost,
+    pub(super) out: Vec<Found<T>>,
+    /// Cells read whole from their start: their keys and items (each
+    /// taken out when it is answered, in its ring).
+    whole: HashMap<String, Vec<(String, Option<T>)>>,
+    /// Cells found to hold more than a probe read: later rings look at
+    /// them as their sub-cells.
+    crowded: HashSet<String>,
+    /// Listings per km² where the page read last (`None` before a read).
+    per_km2: Option<f64>,
+    /// Answers of cells read ahead, from their start, not yet reached.
+    ahead: HashMap<String, CellAnswer<T>>,
+}
+
+impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
+    /// A page of `limit` near `at` over `rings`, within `left`.
+    pub(super) fn new(
+        at: Location,
+        rings: Rings,
+        limit: usize,
+        keep: &'a (dyn Fn(&T) -> bool + Sync),
+        asker: &'a A,
+        left: Budget,
+    ) -> Self {
+        let item_bytes = asker.item_bytes().max(1);
+        let (whole, crowded, ahead) = (HashMap::new(), HashSet::new(), HashMap::new());
+        let (cost, out, per_km2) = (Cost::default(), Vec::new(), None);
+        Sweep { at, rings, limit, keep, asker, left, item_bytes, cost, out, whole, crowded, per_km2, ahead }
+    }
+
+    /// Ring `k` from `pos`, its cells in key order.
+    pub(super) async fn ring(&mut self, k: usize, tops: &[String], mut pos: Option<String>) -> Result<Flow, A::Error> {
+        let mut stack: Vec<String> = tops.iter().rev().cloned().collect();
+        while let Some(prefix) = stack.pop() {
+            if pos.as_deref().is_some_and(|p| past(&prefix).as_str() <= p) {
+                continue;
+            }
+            let Some(cell) = Cell::of(&prefix) else { continue };
+            let class = self.rings.class(&cell, &self.at, k);
+            if class == Class::Out {
+                continue;
+            }
+            let Some(part) = partition(&prefix) else {
+                push_subcells(&mut stack, &prefix, pos.as_deref());
+                continue;
+            };
+            if is_dense(part) && !self.asker.may_hold(part) {
+                continue;
+            }
+            if let Some(items) = self.whole.get_mut(&prefix) {
+                for (key, slot) in items.iter_mut() {
+                    if pos.as_deref().is_some_and(|p| key.as_str() <= p) {
+                        continue;
+                    }
+                    if let Some(full) = take(slot, key, k, &self.rings, &self.at, self.keep, &mut self.out, self.limit)
+                    {
+                        return Ok(Flow::Full(full));
+                    }
+                }
+                pos = Some(past(&prefix));
+                continue;
+            }
+            let from_start = pos.as_deref().is_none_or(|p| p <= prefix.as_str());
+            // What the cell answered from its start, while it may be kept whole.
+            let mut kept: Option<Vec<(String, Option<T>)>> = from_start.then(Vec::new);
+            // Read ahead with an earlier cell: its first answer.
+            let mut ready = if from_start { self.ahead.remove(&prefix) } else { None };
+            let meet = self.meeting(&prefix, k, class);
+            let sparse = meet < 24;
+            let area = cell.area_km2();
+            let mut want = match (&ready, self.plan(&prefix, &cell, meet, pos.as_deref())) {
+                (None, Plan::Split) => {
+                    push_subcells(&mut stack, &prefix, pos.as_deref());
+                    continue;
+                }
+                (_, Plan::Read(want)) => want,
+                (Some(_), Plan::Split) => 1,
+            };
+            loop {
+                let from = pos.clone().filter(|p| p.as_str() > prefix.as_str());
+                let answer = match ready.take() {
+                    Some(answer) => answer,
+                    None => {
+                        let ask = |limit| CellAsk { prefix: prefix.clone(), after: from.clone(), before: None, limit };
+                        let extra = match from.is_none() {
+                            true => self.read_ahead(&stack, k),
+                            false => Vec::new(),
+                        };
+                        match self.round(ask(want), extra).await? {
+                            Some(answer) => answer,
+                            None => return Ok(Flow::Spent(pos)),
+                        }
+                    }
+                };
+                let read = answer.items.len();
+                // The density it shows, per km² (by how far through the cell's
+                // keys it read).
+                let to = answer.items.last().map(Placed::sort_key);
+                let upto = if answer.more { through(&prefix, to.as_deref()) } else { 1.0 };
+                let span = upto - through(&prefix, from.as_deref());
+                if span > 0.0 && area > 0.0 {
+                    self.per_km2 = Some(read as f64 / (span * area));
+                }
+                let mut items: Vec<(String, Option<T>)> =
+                    answer.items.into_iter().map(|i| (i.sort_key(), Some(i))).collect();
+                for (key, slot) in items.iter_mut() {
+                    if let Some(full) = take(slot, key, k, &self.rings, &self.at, self.keep, &mut self.out, self.limit)
+                    {
+                        return Ok(Flow::Full(full));
+                    }
+                    pos = Some(key.clone());
+                }
+                let last = pos.clone();
+                if let Some(whole) = kept.as_mut() {
+                    whole.extend(items);
+                }
+                if !answer.more {
+                    if let Some(whole) = kept {
+                        self.whole.insert(prefix.clone(), whole);
+                    }
+                    pos = Some(past(&prefix));
+                    break;
+                }
+                let wanted = self.limit - self.out.len();
+                if !sparse || prefix.len() >= HASH_LEN {
+                    want = wanted.saturating_mul(32) / meet.max(1);
+                    continue;
+                }
+                // What is left of it, by how far through its keys the read went.
+                let (start, end) = (through(&prefix, from.as_deref()), through(&prefix, last.as_deref()));
+                let left = match end > start {
+                    true => read as f64 * (1.0 - end) / (end - start),
+                    false => f64::INFINITY,
+                };
+                if left * self.item_bytes as f64 <= self.room(meet) as f64 {
+                    want = (left * 2.0).ceil() as usize + 8;
+                    continue;
+                }
+                if kept.is_some() {
+                    self.crowded.insert(prefix.clone());
+                }
+                push_subcells(&mut stack, &prefix, pos.as_deref());
+                break;
+            }
+        }
+        Ok(Flow::Swept)
+    }
+
+    /// How to read `cell` for the ring `meet` of its sub-cells meet, from
+    /// `pos`: meeting it in most, for its share of what the page still
+    /// wants; in few, whole where the density read last says it holds no
+    /// more than [`Sweep::room`] (else as its sub-cells, as a cell found
+    /// crowded before); before the page has read anything, a unit's worth,
+    /// to learn.
+    fn plan(&self, prefix: &str, cell: &Cell, meet: usize, pos: Option<&str>) -> Plan {
+        if meet >= 24 {
+            return Plan::Read((self.limit - self.out.len()).saturating_mul(32) / meet.max(1));
+        }
+        if self.crowded.contains(prefix) {
+            return Plan::Split;
+        }
+        let Some(per_km2) = self.per_km2 else { return Plan::Read((UNIT_BYTES / self.item_bytes).max(1)) };
+        let expected = per_km2 * cell.area_km2() * (1.0 - through(prefix, pos));
+        // (A cell meeting it in few sub-cells has them: not of full length.)
+        match expected * self.item_bytes as f64 > self.room(meet) as f64 {
+            true => Plan::Split,
+            // Generously: an estimate short by a few reads the cell again.
+            false => Plan::Read((expected * 2.0).ceil() as usize + 8),
+        }
+    }
+
+    /// What a read of a cell meeting a ring in `meet` sub-cells may take,
+    /// in bytes: a query per meeting sub-cell, at least [`MIN_READ_UNITS`],
+    /// at most half the units left.
+    fn room(&self, meet: usize) -> usize {
+        meet.max(MIN_READ_UNITS).min(self.left.units / 2).max(1) * UNIT_BYTES
+    }
+
+    /// Up to [`AHEAD`] of the next cells on `stack` the page will read
+    /// whole from their start (in ring `k`, as the density read says),
+    /// before the first it would not, and while what they are expected to
+    /// hold of the ring is short of what the page still wants: asks of them.
+    fn read_ahead(&self, stack: &[String], k: usize) -> Vec<CellAsk> {
+        let (mut asks, mut expected) = (Vec::new(), 0.0);
+        let wanted = (self.limit - self.out.len()) as f64;
+        for prefix in stack.iter().rev() {
+            if asks.len() == AHEAD || self.per_km2.is_none() || expected >= wanted {
+                break;
+            }
+            let Some(cell) = Cell::of(prefix) else { continue };
+            let class = self.rings.class(&cell, &self.at, k);
+            if class == Class::Out {
+                continue;
+            }
+            let Some(part) = partition(prefix) else { break };
+            if (is_dense(part) && !self.asker.may_hold(part)) || self.whole.contains_key(prefix) {
+                continue;
+            }
+            let meet = self.meeting(prefix, k, class);
+            match (meet < 24, self.plan(prefix, &cell, meet, None)) {
+                (true, Plan::Read(limit)) if !self.ahead.contains_key(prefix) => {
+                    // (Asked for twice what it holds, and 8, in `plan`.)
+                    expected += limit.saturating_sub(8) as f64 / 2.0 * meet as f64 / 32.0;
+                    asks.push(CellAsk { prefix: prefix.clone(), after: None, before: None, limit });
+                }
+                _ => break,
+            }
+        }
+        asks
+    }
+
+    /// Sends `ask` with those of `extra` that fit what is left (all of
+    /// them sharing the units left, each query billed on its own), in one
+    /// round; keeps the extra answers for when the sweep reaches their
+    /// cells: `ask`'s answer (`None`: no budget left, or no answer).
+    async fn round(&mut self, ask: CellAsk, extra: Vec<CellAsk>) -> Result<Option<CellAnswer<T>>, A::Error> {
+        let queries = |a: &CellAsk| self.asker.queries(&a.prefix).max(1);
+        let mut total = queries(&ask);
+        if self.cost.rounds > 0 && self.left.requests.min(self.left.units) < total {
+            return Ok(None);
+        }
+        let mut asks = vec![ask];
+        for a in extra {
+            if total + queries(&a) <= self.left.requests.min(self.left.units) {
+                total += queries(&a);
+                asks.push(a);
+            }
+        }
+        let fits = self.left.holds(total, self.asker.most_item_bytes());
+        for a in &mut asks {
+            a.limit = a.limit.min(fits).max(1);
+        }
+        let first = asks[0].clone();
+        let answers = self.asker.ask(asks).await?;
+        let units: usize = answers.iter().map(|(_, a)| a.units).sum();
+        self.cost.rounds += 1;
+        self.cost.queries += total;
+        self.cost.units += units;
+        self.left = self.left.less(total, units);
+        let mut mine = None;
+        for (a, answer) in answers {
+            self.cost.read += answer.items.len();
+            self.item_bytes = self.item_bytes.max(budget::least_item_bytes(answer.units, answer.items.len()));
+            match a == first {
+                true => mine = Some(answer),
+                false => {
+                    self.ahead.insert(a.prefix, answer);
+                }
+            }
+        }
+        Ok(mine)
+    }
+
+    /// Of the 32 sub-cells of `prefix`, how many meet ring `k` (32 for a
+    /// cell wholly in it or of full length).
+    fn meeting(&self, prefix: &str, k: usize, class: Class) -> usize {
+        if class == Class::In || prefix.len() >= HASH_LEN {
+            return 32;
+        }
+        BASE32
+            .chars()
+            .filter_map(|c| Cell::of(&format!("{prefix}{c}")))
+            .filter(|sub| self.rings.class(sub, &self.at, k) != Class::Out)
+            .count()
+    }
+}
+
+/// How far through the keys of cell `prefix` position `key` lies, from 0
+/// (its start, or `None`) to 1 (past it), by the geohash characters after
+/// the prefix.
+fn through(prefix: &str, key: Option<&str>) -> f64 {
+    let (mut at, mut scale) = (0.0, 1.0);
+    for c in key.and_then(|k| k.get(prefix.len()..)).unwrap_or("").chars() {
+        if c == PAST {
+            return at + scale;
+        }
+        let Some(digit) = BASE32.find(c) else { break };
+        scale /= 32.0;
+        at += digit as f64 * scale;
+    }
+    at
+}
+
+/// Puts `slot`'s item on the page if it is in ring `k` (within the radius)
+/// and kept: the key of the page's last item once it is full.
+#[allow(clippy::too_many_arguments)]
+fn take<T: Placed>(
+    slot: &mut Option<T>,
+    key: &str,
+    k: usize,
+    rings: &Rings,
+    at: &Location,
+    keep: &(dyn Fn(&T) -> bool + Sync),
+    out: &mut Vec<Found<T>>,
+    limit: usize,
+) -> Option<String> {
+    let km = slot.as_ref()?.location().map(|p| at.distance_km(&p))?;
+    if rings.of(km) != Some(k) {
+        return None;
+    }
+    let item = slot.take()?;
+    if keep(&item) {
+        out.push(Found { item, km });
+    }
+    (out.len() >= limit).then(|| key.to_owned())
+}
+
+/// Past every key of cell `prefix`.
+fn past(prefix: &str) -> String {
+    format!("{prefix}{PAST}")
+}
+
+/// Pushes the sub-cells of `prefix` not wholly at or before `pos`, so that
+/// the first in key order comes off the stack first.
+fn push_subcells(stack: &mut Vec<String>, prefix: &str, pos: Option<&str>) {
+    for c in BASE32.chars().rev() {
+        let sub = format!("{prefix}{c}");
+        if pos.is_none_or(|p| past(&sub).as_str() > p) {
+            stack.push(sub);
+        }
+    }
+}
