@@ -21,10 +21,11 @@ use domain::geo::{Cell, Location, CELL_LEN, HASH_LEN};
 use domain::ids::CategoryId;
 use domain::model::{Listing, ListingStatus};
 use fanout::nearest::{self, After, Budget, CellAnswer, CellAsk, CellAsker, Cost, Found, Placed, Rings};
-use futures_util::stream::{self, StreamExt, TryStreamExt};
+use futures_util::stream::{self, StreamExt};
 use keyschema::access;
 use keyschema::records::NearCell;
 use serde::{Deserialize, Serialize};
+use telemetry::tracing::warn;
 use ulid::Ulid;
 
 /// The widest radius, in km.
@@ -135,19 +136,35 @@ impl CellAsker<Card> for Cells<'_> {
             })
             .collect();
         let asks_ref = &asks;
-        let answers: Vec<(usize, CellAnswer<Card>)> = stream::iter(queries)
+        let answers: Vec<(usize, Result<CellAnswer<Card>, ApiError>)> = stream::iter(queries)
             .map(|(i, query)| async move {
                 let limit = asks_ref.get(i).map_or(0, |ask| u16::try_from(ask.limit).unwrap_or(u16::MAX));
-                let page = self.app.store.query_exact::<Card, _>(&query?, limit, None).await?;
-                let (more, units) = (page.next.is_some(), page.read_units);
-                Ok::<_, ApiError>((i, CellAnswer { items: page.items, more, units }))
+                let page =
+                    async { Ok::<_, ApiError>(self.app.store.query_exact::<Card, _>(&query?, limit, None).await?) };
+                let answer =
+                    page.await.map(|p| CellAnswer { more: p.next.is_some(), units: p.read_units, items: p.items });
+                (i, answer)
             })
             .buffer_unordered(QUERIES_AT_ONCE)
-            .try_collect()
-            .await?;
-        // A cell's two answers as one.
+            .collect()
+            .await;
+        // A cell's two answers as one. The first ask's failure fails the
+        // page; a cell read ahead whose query failed is left out (the page
+        // asks it again when it reaches it).
         let mut one: Vec<Option<CellAnswer<Card>>> = asks.iter().map(|_| None).collect();
+        let mut failed = vec![false; asks.len()];
         for (i, answer) in answers {
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(e) if i == 0 => return Err(e),
+                Err(e) => {
+                    warn!(error = %e, "a cell read ahead failed: left out");
+                    if let Some(f) = failed.get_mut(i) {
+                        *f = true;
+                    }
+                    continue;
+                }
+            };
             if let (Some(slot), Some(ask)) = (one.get_mut(i), asks.get(i)) {
                 *slot = Some(match slot.take() {
                     Some(first) => nearest::merged(first, answer, ask.limit),
@@ -155,7 +172,8 @@ impl CellAsker<Card> for Cells<'_> {
                 });
             }
         }
-        Ok(asks.into_iter().zip(one).filter_map(|(ask, answer)| Some((ask, answer?))).collect())
+        let kept = one.into_iter().zip(failed).map(|(answer, failed)| answer.filter(|_| !failed));
+        Ok(asks.into_iter().zip(kept).filter_map(|(ask, answer)| Some((ask, answer?))).collect())
     }
 }
 

@@ -29,10 +29,10 @@
 //! else looked at as its sub-cells; before the page has read anything, for
 //! a unit's worth first, to learn. A cell read whole is kept for the page's
 //! later rings; one found to hold more is looked at as its sub-cells in
-//! them. A query of a cell from its start takes with it, in one round, up
-//! to two of the next cells the page will read whole (`sweep.rs`): 8.8
-//! rounds for 11.7 queries on a city's first page, where one after another
-//! took 12 (a round trip each).
+//! them. A query of a cell met in few sub-cells, from its start, takes
+//! with it, in one round, up to two of the next cells the page will read
+//! whole while they are expected to hold less than the page still wants
+//! (`sweep.rs`): 9.3 rounds for 11.3 queries on a city's first page.
 
 use domain::geo::{Cell, Location, CELL_LEN};
 
@@ -64,7 +64,8 @@ pub struct Found<T> {
 pub struct Cost {
     /// Cell queries (two where a cell is read in two partitions).
     pub queries: usize,
-    /// Asks sent, one after another.
+    /// Rounds of asks (a cell, and up to two read ahead), one after
+    /// another.
     pub rounds: usize,
     /// Items the queries read.
     pub read: usize,

@@ -49,7 +49,8 @@ pub struct CellAnswer<T> {
 pub trait CellAsker<T> {
     /// What a failed query is.
     type Error;
-    /// Sends the asks (answers in any order).
+    /// Sends the asks (answers in any order): the first's failure fails
+    /// the call; a later one (a cell read ahead) may be left out.
     #[allow(clippy::type_complexity)]
     fn ask(
         &self,

@@ -139,8 +139,15 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
                     Some(answer) => answer,
                     None => {
                         let ask = |limit| CellAsk { prefix: prefix.clone(), after: from.clone(), before: None, limit };
+                        // What this cell is expected to give the page: all it
+                        // wants, met in most sub-cells; else its share of
+                        // what it is asked for (twice what it holds, and 8).
+                        let gives = match sparse {
+                            false => f64::INFINITY,
+                            true => want.saturating_sub(8) as f64 / 2.0 * meet as f64 / 32.0,
+                        };
                         let extra = match from.is_none() {
-                            true => self.read_ahead(&stack, k),
+                            true => self.read_ahead(&stack, k, gives),
                             false => Vec::new(),
                         };
                         match self.round(ask(want), extra).await? {
@@ -235,10 +242,11 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
 
     /// Up to [`AHEAD`] of the next cells on `stack` the page will read
     /// whole from their start (in ring `k`, as the density read says),
-    /// before the first it would not, and while what they are expected to
-    /// hold of the ring is short of what the page still wants: asks of them.
-    fn read_ahead(&self, stack: &[String], k: usize) -> Vec<CellAsk> {
-        let (mut asks, mut expected) = (Vec::new(), 0.0);
+    /// before the first it would not, and while what they and the cell
+    /// read with them (`gives`) are expected to hold of the ring is short
+    /// of what the page still wants: asks of them.
+    fn read_ahead(&self, stack: &[String], k: usize, gives: f64) -> Vec<CellAsk> {
+        let (mut asks, mut expected) = (Vec::new(), gives);
         let wanted = (self.limit - self.out.len()) as f64;
         for prefix in stack.iter().rev() {
             if asks.len() == AHEAD || self.per_km2.is_none() || expected >= wanted {
@@ -266,28 +274,33 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
         asks
     }
 
-    /// Sends `ask` with those of `extra` that fit what is left (all of
-    /// them sharing the units left, each query billed on its own), in one
-    /// round; keeps the extra answers for when the sweep reaches their
-    /// cells: `ask`'s answer (`None`: no budget left, or no answer).
-    async fn round(&mut self, ask: CellAsk, extra: Vec<CellAsk>) -> Result<Option<CellAnswer<T>>, A::Error> {
+    /// Sends `ask` (its limit cut to what the units left hold of the
+    /// largest items, each of its queries billed on its own) with those of
+    /// `extra` that the units left beyond it hold whole, in one round; keeps
+    /// the extra answers for when the sweep reaches their cells: `ask`'s
+    /// answer (`None`: no budget left, or no answer).
+    async fn round(&mut self, mut ask: CellAsk, extra: Vec<CellAsk>) -> Result<Option<CellAnswer<T>>, A::Error> {
+        let most = self.asker.most_item_bytes().max(1);
         let queries = |a: &CellAsk| self.asker.queries(&a.prefix).max(1);
+        // The units a query of `limit` items may bill, in `queries` queries.
+        let worst = |limit: usize, queries: usize| limit.saturating_mul(most).div_ceil(UNIT_BYTES).max(1) * queries;
         let mut total = queries(&ask);
         if self.cost.rounds > 0 && self.left.requests.min(self.left.units) < total {
             return Ok(None);
         }
+        ask.limit = ask.limit.min(self.left.holds(total, most)).max(1);
+        let mut spare = self.left.less(total, worst(ask.limit, total));
+        let first = ask.clone();
         let mut asks = vec![ask];
         for a in extra {
-            if total + queries(&a) <= self.left.requests.min(self.left.units) {
-                total += queries(&a);
+            let q = queries(&a);
+            let units = worst(a.limit, q);
+            if q <= spare.requests && units <= spare.units {
+                spare = spare.less(q, units);
+                total += q;
                 asks.push(a);
             }
         }
-        let fits = self.left.holds(total, self.asker.most_item_bytes());
-        for a in &mut asks {
-            a.limit = a.limit.min(fits).max(1);
-        }
-        let first = asks[0].clone();
         let answers = self.asker.ask(asks).await?;
         let units: usize = answers.iter().map(|(_, a)| a.units).sum();
         self.cost.rounds += 1;

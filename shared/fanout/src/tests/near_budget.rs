@@ -62,7 +62,10 @@ fn checked_walk<A: CellAsker<It, Error = Infallible>>(
     let mut pages = Vec::new();
     let got = walk_where(m, (at, radius, limit), keep, budget, |len, next, cost| {
         let within = cost.queries <= budget.requests && cost.units <= budget.units;
-        assert!(within || cost.rounds == 1, "{at:?} r {radius} limit {limit}: {cost:?} over {budget:?}");
+        assert!(
+            within || (cost.rounds == 1 && cost.queries <= 2),
+            "{at:?} r {radius} limit {limit}: {cost:?} over {budget:?}"
+        );
         assert!(len == limit || !next || cost.stopped_early, "short, not stopped early: {cost:?}");
         pages.push((len, *cost));
     });
@@ -123,8 +126,8 @@ fn pages_of_a_walk_stay_within_the_bound() {
     let (paris, points, mut rng) = city();
     let m = memory(&points);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    // Pages short at the bound, at most (measured 2026-12-07: 35 of 300 with
-    // cards of 360 bytes; 278 with the largest cards, which answer 7-11 a
+    // Pages short at the bound, at most (measured 2026-12-07: 30 of 300 with
+    // cards of 360 bytes; 278 with the largest cards, which answer 7-14 a
     // page on average: 12 RCU read about 50 of them).
     for (card, most_short) in [(360usize, 40), (1_536, 300)] {
         let bytes = move |_: &It| card;

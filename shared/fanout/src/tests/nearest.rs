@@ -152,7 +152,7 @@ fn walks_are_exact_against_a_brute_force_sort() {
                         let mut most = Cost::default();
                         let got = walk_where(&m, (at, radius, limit), &keep, budget, |len, next, cost| {
                             let within = cost.queries <= budget.requests.max(1) && cost.units <= budget.units.max(1);
-                            assert!(within || cost.rounds == 1, "{cost:?} over {budget:?}");
+                            assert!(within || (cost.rounds == 1 && cost.queries <= 2), "{cost:?} over {budget:?}");
                             assert!(len == limit || !next || cost.stopped_early, "short, not stopped early: {cost:?}");
                             most = worse(most, *cost);
                         });
