@@ -364,3 +364,52 @@ async fn reconcile_restores_the_near_keys() {
     let again = reconcile::run(&t.deps.store, unpaced()).await;
     assert_eq!(again.found(), 0, "{:#?}", again.kinds);
 }
+
+/// What a page near me takes through a 20 ms round trip to DynamoDB
+/// (`cargo nextest run -p integration-tests -E
+/// 'test(/what_a_near_page_takes/)' --run-ignored only --no-capture`):
+/// 3,000 listings within 10 km of Paris (in its dense cells), walks of 10
+/// pages of 20 from 5 points, each page's time beside one `GetItem`'s
+/// through the same proxy.
+#[tokio::test]
+#[ignore = "a measurement: run on its own"]
+async fn what_a_near_page_takes_through_a_20_ms_round_trip() {
+    use std::time::{Duration, Instant};
+    let t = TestTable::new().await;
+    let paris = Location::new(48.8566, 2.3522).unwrap();
+    let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[33; 32]);
+    let mut place = || paris.toward(10.0 * rng.random_range(0.0f64..1.0).powf(1.5), rng.random_range(0.0..360.0));
+    let all: Vec<Listing> = (0..3_000).map(|i| listing(i, Some(place()), ListingStatus::Active)).collect();
+    put_all(&t, &all).await;
+    let proxy = integration_tests::delaying_proxy(Duration::from_millis(20)).await;
+    let slow = integration_tests::through(&t, &proxy).await;
+    let get = || req("GET /listings/{listingId}").path("listingId", all[0].listing_id.to_string());
+    assert_eq!(listings(&slow, get()).await.status, 200);
+    let started = Instant::now();
+    for _ in 0..10 {
+        listings(&slow, get()).await;
+    }
+    let one = started.elapsed().as_secs_f64() * 100.0;
+    // Per page of the walks: ms, listings answered.
+    let mut pages: Vec<Vec<(f64, usize)>> = vec![Vec::new(); 10];
+    for _ in 0..5 {
+        let at = place();
+        let mut cursor: Option<String> = None;
+        for each in pages.iter_mut() {
+            let mut r = near_request(at, 50.0, 20);
+            if let Some(c) = cursor.take() {
+                r = r.query("cursor", c);
+            }
+            let started = Instant::now();
+            let page = listings(&slow, r).await;
+            each.push((started.elapsed().as_secs_f64() * 1000.0, page.items().len()));
+            cursor = page.next_cursor();
+        }
+    }
+    println!("one GetItem through the proxy: {one:.0} ms");
+    for (n, each) in pages.iter().enumerate() {
+        let ms = each.iter().map(|p| p.0).sum::<f64>() / each.len() as f64;
+        let answered = each.iter().map(|p| p.1).sum::<usize>() as f64 / each.len() as f64;
+        println!("page {}: {ms:.0} ms ({:.1} round trips), {answered:.1} answered", n + 1, ms / one);
+    }
+}
