@@ -43,6 +43,7 @@ pub use crate::budget::Budget;
 use sweep::{Flow, Sweep};
 
 mod asker;
+mod keys;
 pub mod memory;
 mod merge;
 mod rings;

@@ -9,11 +9,14 @@ use std::collections::{HashMap, HashSet};
 use domain::geo::partition::{is_dense, partition};
 use domain::geo::{Cell, Location, HASH_LEN};
 
+use super::keys::{past, push_subcells, through, BASE32};
 use super::{CellAnswer, CellAsk, CellAsker, Class, Cost, Found, Placed, Rings};
 use crate::budget::{self, Budget, UNIT_BYTES};
 
-/// The geohash alphabet: a cell's sub-cells, in key order.
-const BASE32: &str = "0123456789bcdefghjkmnpqrstuvwxyz";
+/// A cell meeting a ring in this many of its 32 sub-cells or more is read
+/// for its share of what the page wants; in fewer, whole or as its
+/// sub-cells.
+const MOST_MET: usize = 24;
 /// The units a cell meeting a ring in few sub-cells may be read whole for
 /// at least, rather than split, while half the units left hold that much
 /// (what it holds beyond the ring serves the page's later rings: a sparse
@@ -22,10 +25,6 @@ pub(super) const MIN_READ_UNITS: usize = 2;
 /// The next cells a round reads with the one the page is at: those it
 /// would read whole next (a round trip each, one after another, else).
 pub(super) const AHEAD: usize = 2;
-/// Above every character of a sort key: `prefix~` is past every key of
-/// the cell `prefix`.
-const PAST: char = '~';
-
 /// How a ring's sweep ended.
 pub(super) enum Flow {
     /// Every cell of the ring read.
@@ -123,7 +122,7 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
             // Read ahead with an earlier cell: its first answer.
             let mut ready = if from_start { self.ahead.remove(&prefix) } else { None };
             let meet = self.meeting(&prefix, k, class);
-            let sparse = meet < 24;
+            let sparse = meet < MOST_MET;
             let area = cell.area_km2();
             let mut want = match (&ready, self.plan(&prefix, &cell, meet, pos.as_deref())) {
                 (None, Plan::Split) => {
@@ -185,9 +184,8 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
                     pos = Some(past(&prefix));
                     break;
                 }
-                let wanted = self.limit - self.out.len();
                 if !sparse || prefix.len() >= HASH_LEN {
-                    want = wanted.saturating_mul(32) / meet.max(1);
+                    want = self.share(meet);
                     continue;
                 }
                 // What is left of it, by how far through its keys the read went.
@@ -196,8 +194,8 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
                     true => read as f64 * (1.0 - end) / (end - start),
                     false => f64::INFINITY,
                 };
-                if left * self.item_bytes as f64 <= self.room(meet) as f64 {
-                    want = (left * 2.0).ceil() as usize + 8;
+                if let Some(whole) = self.whole_read(left, meet) {
+                    want = whole;
                     continue;
                 }
                 if kept.is_some() {
@@ -217,8 +215,8 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
     /// crowded before); before the page has read anything, a unit's worth,
     /// to learn.
     fn plan(&self, prefix: &str, cell: &Cell, meet: usize, pos: Option<&str>) -> Plan {
-        if meet >= 24 {
-            return Plan::Read((self.limit - self.out.len()).saturating_mul(32) / meet.max(1));
+        if meet >= MOST_MET {
+            return Plan::Read(self.share(meet));
         }
         if self.crowded.contains(prefix) {
             return Plan::Split;
@@ -226,11 +224,22 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
         let Some(per_km2) = self.per_km2 else { return Plan::Read((UNIT_BYTES / self.item_bytes).max(1)) };
         let expected = per_km2 * cell.area_km2() * (1.0 - through(prefix, pos));
         // (A cell meeting it in few sub-cells has them: not of full length.)
-        match expected * self.item_bytes as f64 > self.room(meet) as f64 {
-            true => Plan::Split,
-            // Generously: an estimate short by a few reads the cell again.
-            false => Plan::Read((expected * 2.0).ceil() as usize + 8),
-        }
+        self.whole_read(expected, meet).map_or(Plan::Split, Plan::Read)
+    }
+
+    /// What the page still wants of a cell meeting the ring in `meet` of
+    /// its sub-cells: its share of that in all the cell holds.
+    fn share(&self, meet: usize) -> usize {
+        (self.limit - self.out.len()).saturating_mul(32) / meet.max(1)
+    }
+
+    /// The limit of a read of the `expected` items left of a cell meeting
+    /// the ring in `meet` sub-cells, if they fit [`Sweep::room`]:
+    /// generously (twice, and 8: an estimate short by a few reads the cell
+    /// again).
+    fn whole_read(&self, expected: f64, meet: usize) -> Option<usize> {
+        let fits = expected * self.item_bytes as f64 <= self.room(meet) as f64;
+        fits.then(|| (expected * 2.0).ceil() as usize + 8)
     }
 
     /// What a read of a cell meeting a ring in `meet` sub-cells may take,
@@ -262,7 +271,7 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
                 continue;
             }
             let meet = self.meeting(prefix, k, class);
-            match (meet < 24, self.plan(prefix, &cell, meet, None)) {
+            match (meet < MOST_MET, self.plan(prefix, &cell, meet, None)) {
                 (true, Plan::Read(limit)) if !self.ahead.contains_key(prefix) => {
                     // (Asked for twice what it holds, and 8, in `plan`.)
                     expected += limit.saturating_sub(8) as f64 / 2.0 * meet as f64 / 32.0;
@@ -335,22 +344,6 @@ impl<'a, T: Placed, A: CellAsker<T>> Sweep<'a, T, A> {
     }
 }
 
-/// How far through the keys of cell `prefix` position `key` lies, from 0
-/// (its start, or `None`) to 1 (past it), by the geohash characters after
-/// the prefix.
-fn through(prefix: &str, key: Option<&str>) -> f64 {
-    let (mut at, mut scale) = (0.0, 1.0);
-    for c in key.and_then(|k| k.get(prefix.len()..)).unwrap_or("").chars() {
-        if c == PAST {
-            return at + scale;
-        }
-        let Some(digit) = BASE32.find(c) else { break };
-        scale /= 32.0;
-        at += digit as f64 * scale;
-    }
-    at
-}
-
 /// Puts `slot`'s item on the page if it is in ring `k` (within the radius)
 /// and kept: the key of the page's last item once it is full.
 #[allow(clippy::too_many_arguments)]
@@ -373,20 +366,4 @@ fn take<T: Placed>(
         out.push(Found { item, km });
     }
     (out.len() >= limit).then(|| key.to_owned())
-}
-
-/// Past every key of cell `prefix`.
-fn past(prefix: &str) -> String {
-    format!("{prefix}{PAST}")
-}
-
-/// Pushes the sub-cells of `prefix` not wholly at or before `pos`, so that
-/// the first in key order comes off the stack first.
-fn push_subcells(stack: &mut Vec<String>, prefix: &str, pos: Option<&str>) {
-    for c in BASE32.chars().rev() {
-        let sub = format!("{prefix}{c}");
-        if pos.is_none_or(|p| past(&sub).as_str() > p) {
-            stack.push(sub);
-        }
-    }
 }

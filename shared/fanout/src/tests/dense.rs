@@ -17,7 +17,7 @@ use ulid::Ulid;
 
 use super::super::memory::CARD_BYTES;
 use super::super::*;
-use super::{brute, rng, walk_where, It};
+use super::{assert_within, brute, rng, walk_where, It};
 
 struct Split {
     /// (sort key, item, in the old partition, in the new one)
@@ -78,10 +78,7 @@ impl CellAsker<It> for Split {
 /// cell read in two partitions is two queries, each billed on its own.
 fn walk_split(m: &Split, at: Location, radius: f64, limit: usize, keep: &(dyn Fn(&It) -> bool + Sync)) -> Vec<Ulid> {
     let budget = Budget::page(limit);
-    walk_where(m, (at, radius, limit), keep, budget, |_, _, cost| {
-        let within = cost.queries <= budget.requests && cost.units <= budget.units;
-        assert!(within || (cost.rounds == 1 && cost.queries <= 2), "{cost:?} over {budget:?}");
-    })
+    walk_where(m, (at, radius, limit), keep, budget, |_, _, cost| assert_within(cost, budget))
 }
 
 #[test]

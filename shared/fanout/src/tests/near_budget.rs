@@ -12,7 +12,7 @@ use proptest::prelude::RngExt;
 use ulid::Ulid;
 
 use super::super::*;
-use super::{brute, city, memory, rng, walk_where, worse, It, Memory};
+use super::{assert_within, brute, city, memory, rng, walk_where, worse, It, Memory};
 
 /// An item's bytes.
 type Bytes = dyn Fn(&It) -> usize;
@@ -61,11 +61,7 @@ fn checked_walk<A: CellAsker<It, Error = Infallible>>(
 ) -> (Vec<Ulid>, Vec<(usize, Cost)>) {
     let mut pages = Vec::new();
     let got = walk_where(m, (at, radius, limit), keep, budget, |len, next, cost| {
-        let within = cost.queries <= budget.requests && cost.units <= budget.units;
-        assert!(
-            within || (cost.rounds == 1 && cost.queries <= 2),
-            "{at:?} r {radius} limit {limit}: {cost:?} over {budget:?}"
-        );
+        assert_within(cost, budget);
         assert!(len == limit || !next || cost.stopped_early, "short, not stopped early: {cost:?}");
         pages.push((len, *cost));
     });
