@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use domain::ids::{ListingId, ProductId};
 use integration_tests::hostile::Hostile;
 use integration_tests::pricing::item_size;
-use integration_tests::{catalog, listings, req, As, TestTable};
+use integration_tests::{catalog, listings, req, users, As, TestTable};
 use keyschema::access;
 use serde_json::{json, Value};
 use store::aws_sdk_dynamodb::types::AttributeValue;
@@ -229,9 +229,10 @@ async fn a_description_is_inline_exactly_when_its_item_stays_within_one_write_un
 }
 
 /// A listing's put retried after it applied (its answer lost) finds its
-/// listing changed by then: the stream processor adds its browse keys
-/// within a second or two, before the SDK's last retry. `put_fresh` takes
-/// it as its own (the listing as it is now), where `put_new` fails.
+/// listing changed by then: a favorite's count folded into it by the
+/// stream processor within a second or two, before the SDK's last retry
+/// (before 2026-12-07, the browse keys it added). `put_fresh` takes it as
+/// its own (the listing as it is now), where `put_new` fails.
 #[tokio::test]
 async fn a_put_retried_after_the_stream_processor_changed_it_is_its_own() {
     let t = TestTable::with_demo_data().await;
@@ -239,11 +240,14 @@ async fn a_put_retried_after_the_stream_processor_changed_it_is_its_own() {
     let mut listing: domain::model::Listing = t.deps.store.get_consistent(&l1).await.expect("read").expect("L1");
     listing.listing_id = ListingId::generate();
     assert_eq!(t.deps.store.put_fresh(&listing).await.expect("put"), None, "put now");
+    let favorite = req("PUT /users/me/favorites/{listingId}").path("listingId", listing.listing_id);
+    assert_eq!(users(&t.deps, favorite.by(As::User("bob"))).await.status, 201);
     Hostile::on(&t).index().await;
     let err = t.deps.store.put_new(&listing).await.expect_err("not the item sent any more");
     assert!(matches!(err, store::StoreError::ConditionFailed(Some(_))), "{err:?}");
     let own = t.deps.store.put_fresh(&listing).await.expect("its own").expect("the listing as it is");
-    assert!(own.contains_key("gsi2pk"), "with the keys the stream processor added: {own:?}");
+    let count = own.get("favoriteCount").and_then(|v| v.as_n().ok()).map(String::as_str);
+    assert_eq!(count, Some("1"), "with the count the stream processor folded in: {own:?}");
 }
 
 /// A longer title that takes a listing holding its text past its write

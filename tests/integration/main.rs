@@ -25,6 +25,7 @@ mod local_stack_http;
 mod messages;
 mod meter;
 mod near;
+mod order_items;
 mod orders;
 mod pair_ratings;
 mod price;

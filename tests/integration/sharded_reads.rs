@@ -50,6 +50,7 @@ fn order(id: OrderId, status: OrderStatus, shards: u16) -> Order {
         shard: domain::shard::order_shard(&id, shards),
         buyer_review_id: None,
         seller_review_id: None,
+        held_items: Vec::new(),
         created_at: domain::time::rfc3339(id.timestamp_ms()),
         updated_at: domain::time::rfc3339(id.timestamp_ms()),
     }

@@ -31,7 +31,8 @@ pub fn id_of(body: &serde_json::Value, field: &str) -> String {
 /// when 10 divides n (n/2 and n/5 round: 6n + 4 * ceil(n/2) + 5 * floor(n/5));
 /// n = 5 is the smallest with some of everything.
 /// Every user's and every favorited listing's aggregate changes; every
-/// listing left active needs its browse keys.
+/// price change of a listing left active moves its browse keys (a new
+/// listing's are put with it).
 pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
     for i in 0..n {
         let user = User {

@@ -1,9 +1,10 @@
 //! Listings function: one-off items users sell (marketplace AP3-6). A
 //! listing's status is the prefix of its GSI6 sort key, so one index serves
 //! "all my listings" and "my active listings" (the public storefront); its
-//! browse keys (GSI7 by age, GSI8 by price) are added and moved by the
-//! stream processor while it is active and removed by the write that takes
-//! it out of active (see the listing's declaration).
+//! browse keys (GSI7 by age, GSI8 by price, GSI5 near) are put with it at
+//! creation, added again by the stream processor when it is relisted and
+//! moved by it, and removed by the write that takes it out of active (see
+//! the listing's declaration).
 
 mod browse;
 mod near;
@@ -21,7 +22,7 @@ use domain::shard::listing_shard;
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
-use keyschema::records::IdempotencyRecord;
+use keyschema::records::{IdempotencyRecord, NearCell};
 use keyschema::write::{self, attr};
 use keyschema::{Change, Cond, Value};
 use serde::Deserialize;
@@ -59,7 +60,9 @@ const ROUTE: &str = "listings";
 /// picks the listing's browse shard) and so is the seller (only signed-up
 /// users sell). A seller not yet `both` becomes it first, in an
 /// `UpdateItem` of its own ([`become_seller`]); then the listing is put if
-/// absent. Its description is held in the listing's own item if the item
+/// absent, with its browse, price and near keys (a partition of a dense
+/// cell its near key enters recorded first, once a process: a `PutItem`
+/// of a `NearCell`). Its description is held in the listing's own item if the item
 /// stays within one write unit with it (every key included, and room for
 /// what later writes add: [`text`]), else in its details, an item of its
 /// own beside it. A listing alone is one conditional `PutItem` of a fresh
@@ -129,6 +132,15 @@ async fn create_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
         None => None,
     };
     let home = app.store.at(listing.home.as_deref())?;
+    // Its browse, price and near keys go in with it (found at once); a
+    // partition of a dense cell is recorded before its first near key,
+    // once a process, so that near me reads it (`derived::near_cells`).
+    if let Some(cell) = listing.geohash.as_deref().and_then(NearCell::of) {
+        derived::near_cells::record(&home, &cell).await.map_err(|e| match e {
+            derived::DerivedError::Store(e) => ApiError::from(e),
+            other => ApiError::internal(other),
+        })?;
+    }
     // Written only until it is `both` (a busy seller's item is not
     // rewritten by every listing).
     if seller.role != UserRole::Both {

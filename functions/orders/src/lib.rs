@@ -15,10 +15,12 @@ use domain::model::{Order, OrderItem, OrderMessage, OrderStatus, Product};
 use domain::time::{now_ms, rfc3339};
 use keyschema::access;
 use keyschema::keys;
+use keyschema::table::EntityType;
 use keyschema::write;
 use keyschema::write::order::CancelAction;
 use keyschema::{EntityQuery, SchemaError};
 use serde::Deserialize;
+use store::item::from_item;
 
 /// Environment variable with the number of GSI8 status shards.
 pub use domain::shard::ORDER_SHARDS_VAR as SHARDS_VAR;
@@ -85,10 +87,30 @@ async fn get_order(app: &App, req: Request) -> Result<Response, ApiError> {
     Response::ok(&OrderAnswer::from(order))
 }
 
-/// E-commerce AP4: the items of an order (each item carries the parties).
-/// `Query pk = ORDER#<orderId>, begins_with(sk, ITEM#)`.
+/// E-commerce AP4: the items of an order, by item id: those the order
+/// holds and those beside it, read with it in one `Query`
+/// (`access::order_with_items`: at most `place::MAX_LINES` items of one
+/// write unit each, so at most 3.5 RCU a page whatever its limit), paged
+/// here; the cursor is the last item id answered (scope `order-items`).
 async fn order_items(app: &App, req: Request) -> Result<Response, ApiError> {
-    party_page::<OrderItem>(app, req, access::order_items).await
+    let caller = req.caller()?;
+    let id: OrderId = req.path("orderId")?;
+    let page = req.page(&[])?;
+    let scope = format!("order-items|{id}");
+    let after = match &page.cursor {
+        Some(c) => Some(app.deps.cursors.open::<String>(&scope, c)?),
+        None => None,
+    };
+    let found = app.deps.store.get_with_beside(&access::order_with_items(&id)?, false).await?;
+    let (order, beside) = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))?;
+    require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
+    let mut items: Vec<OrderItem> = order.held().chain(beside).collect();
+    items.sort_by(|a, b| a.item_id.cmp(&b.item_id));
+    items.retain(|i| after.as_ref().is_none_or(|a| &i.item_id > a));
+    let more = items.len() > usize::from(page.limit);
+    items.truncate(usize::from(page.limit));
+    let next_cursor = if more { items.last().map(|i| app.deps.cursors.seal(&scope, &i.item_id)) } else { None };
+    Response::ok(&api::ListBody { items, next_cursor })
 }
 
 /// Items and messages of an order carry its parties, so a page of them is
@@ -96,12 +118,6 @@ async fn order_items(app: &App, req: Request) -> Result<Response, ApiError> {
 trait OfParties {
     /// The buyer and, for listing orders, the seller.
     fn parties(&self) -> (&UserId, Option<&UserId>);
-}
-
-impl OfParties for OrderItem {
-    fn parties(&self) -> (&UserId, Option<&UserId>) {
-        (&self.buyer_id, self.seller_id.as_ref())
-    }
 }
 
 impl OfParties for OrderMessage {
@@ -140,17 +156,30 @@ where
     Response::ok(&api::ListBody { items, next_cursor })
 }
 
-/// E-commerce AP5: one item of an order. `GetItem ORDER#<orderId> / ITEM#<itemId>`.
+/// E-commerce AP5: one item of an order. One `BatchGetItem` of the order
+/// (its parties; it may hold the item) and of `ORDER#<orderId> /
+/// ITEM#<itemId>` (an item beside it).
 async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: OrderId = req.path("orderId")?;
     // Items are products or listings: both ULIDs.
     let item: ProductId =
         req.path("itemId").map_err(|_| ApiError::bad_request("invalid itemId: must be a 26-character ULID"))?;
-    let key = keys::order_item(&id, &item.to_string())?;
-    let found = app.deps.store.get::<OrderItem, _>(&key).await?;
+    let item = item.to_string();
+    let keys = [keys::order(&id)?.into(), keys::order_item(&id, &item)?.into()];
+    let read = app.deps.store.batch_get_items(&keys, false).await?;
+    let (mut order, mut beside) = (None, None);
+    for found in read {
+        match store::item::entity_type(&found) {
+            Some(t) if t == EntityType::Order.as_str() => order = Some(from_item::<Order>(found)?),
+            Some(t) if t == EntityType::OrderItem.as_str() => beside = Some(from_item::<OrderItem>(found)?),
+            _ => {}
+        }
+    }
+    let order = order.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))?;
+    require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
+    let found = beside.or_else(|| order.held().find(|i| i.item_id == item));
     let found = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` has no item `{item}`")))?;
-    require_party(&caller, &found.buyer_id, found.seller_id.as_ref())?;
     Response::ok(&found)
 }
 

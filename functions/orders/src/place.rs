@@ -1,8 +1,10 @@
 //! Placing an order: one `TransactWriteItems` writes the order, its items
-//! and the idempotency record, and marks the listing sold (only if still
-//! active at the price read) or takes each product's quantity from stock
-//! (only if enough, at the price read). Only signed-up users order: the
-//! buyer's user item is read with the listing or the products.
+//! (held in the order's item when they fit its write unit with it, else
+//! each an item beside it: [`placement`]) and the idempotency record, and
+//! marks the listing sold (only if still active at the price read) or
+//! takes each product's quantity from stock (only if enough, at the price
+//! read). Only signed-up users order: the buyer's user item is read with
+//! the listing or the products.
 //!
 //! `Idempotency-Key` (required; [`api::idempotency`], route `orders`): the
 //! record is put in the placement transaction, only if absent. A retry finds
@@ -30,7 +32,7 @@ use api::idempotency::Idempotency;
 use api::{ApiError, Request, Response};
 use domain::answers::OrderAnswer;
 use domain::ids::{ListingId, OrderId, ProductId, UserId};
-use domain::model::{Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product};
+use domain::model::{HeldItem, Listing, ListingStatus, Money, Order, OrderItem, OrderLine, OrderStatus, Product};
 use domain::shard::order_shard;
 use domain::stock::{LineStock, Taken};
 use domain::time::{now_ms, rfc3339};
@@ -254,6 +256,7 @@ fn new_order(
         shard: order_shard(&order_id, app.shards),
         buyer_review_id: None,
         seller_review_id: None,
+        held_items: Vec::new(),
         created_at: now.clone(),
         updated_at: now,
     })
@@ -275,20 +278,35 @@ async fn send(tx: Transaction) -> Result<(), Result<StoreError, Attempt>> {
 /// Name prefix of the actions taking a product's units.
 const STOCK: &str = "stock ";
 
+/// What later writes add to an order's item, kept free in its write unit:
+/// both parties' review ids (79 bytes) and a status two characters longer
+/// (in `status` and in its `by_status` key).
+const LATER_BYTES: usize = 128;
+
 /// The placement transaction, with the order's id as its token: the record,
-/// the order and its items, each put only if absent.
+/// the order and its items, each put only if absent. The items are held in
+/// the order's own item if it stays within one write unit with them and
+/// [`LATER_BYTES`] (one item less to write: a listing's order, a few
+/// products), else each is an item of its own beside it.
 fn placement(
     home: &Store,
     key: Option<&Idempotency>,
-    order: &Order,
+    order: &mut Order,
     items: &[OrderItem],
 ) -> Result<Transaction, StoreError> {
+    order.held_items = items.iter().map(HeldItem::from).collect();
+    let beside = if store::item::within_write_unit(order, LATER_BYTES)? {
+        &[]
+    } else {
+        order.held_items.clear();
+        items
+    };
     let mut tx = home.transaction().with_token(order.order_id.to_string());
     if let Some(key) = key {
         key.put_in(&mut tx)?;
     }
     tx.put_new("order", order)?;
-    for item in items {
+    for item in beside {
         tx.put_new(format!("item {}", item.item_id), item)?;
     }
     Ok(tx)
@@ -318,7 +336,7 @@ async fn place_listing(
         return Err(ApiError::forbidden("you cannot buy your own listing").into());
     }
     let line = OrderLine::new(id.to_string(), 1);
-    let order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
+    let mut order = new_order(app, key.record(), buyer, Some(&listing), vec![line], listing.price)?;
     let item = OrderItem {
         order_id: order.order_id,
         item_id: id.to_string(),
@@ -329,7 +347,7 @@ async fn place_listing(
         seller_id: Some(listing.seller_id.clone()),
     };
     // A key reserved at the primary is not written again here.
-    let mut tx = placement(home, (!reserved).then_some(key), &order, &[item])?;
+    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &[item])?;
     tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at)?)?;
     match send(tx).await {
         Ok(()) => Ok(order),

@@ -169,6 +169,13 @@ pub struct Order {
     /// The seller's review of the buyer, once written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seller_review_id: Option<ReviewId>,
+    /// Its items, held here when they fit the order's write unit with it
+    /// (most orders: a listing, a few products), so placing it writes one
+    /// item less; else empty, and each is an [`OrderItem`] beside it.
+    /// Never in an index copy (no projection names it), never answered
+    /// with the order: `GET /orders/{orderId}/items` answers them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_items: Vec<HeldItem>,
     /// Its home region (its listing's; a catalog order's is the
     /// primary), where it, its items, messages and reviews are written (docs/regions.md): set only in
     /// a global table of several regions; none: the primary region.
@@ -190,12 +197,46 @@ pub enum Party {
 }
 
 impl Order {
+    /// The items it holds, as items of their own would read.
+    pub fn held(&self) -> impl Iterator<Item = OrderItem> + '_ {
+        self.held_items.iter().map(|h| OrderItem {
+            order_id: self.order_id,
+            item_id: h.item_id.clone(),
+            name: h.name.clone(),
+            qty: h.qty,
+            price: h.price,
+            buyer_id: self.buyer_id.clone(),
+            seller_id: self.seller_id.clone(),
+        })
+    }
+
     /// The review a party wrote about this order, if any.
     pub fn review_by(&self, party: Party) -> Option<&ReviewId> {
         match party {
             Party::Buyer => self.buyer_review_id.as_ref(),
             Party::Seller => self.seller_review_id.as_ref(),
         }
+    }
+}
+
+/// An item of an order held in the order's own item ([`Order::held_items`]):
+/// an [`OrderItem`] but for the order's fields.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldItem {
+    /// The product or listing id.
+    pub item_id: String,
+    /// Product name or listing title at the time of the order.
+    pub name: String,
+    /// Units.
+    pub qty: u32,
+    /// Unit price at the time of the order.
+    pub price: Money,
+}
+
+impl From<&OrderItem> for HeldItem {
+    fn from(i: &OrderItem) -> Self {
+        HeldItem { item_id: i.item_id.clone(), name: i.name.clone(), qty: i.qty, price: i.price }
     }
 }
 

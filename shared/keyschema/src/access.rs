@@ -309,10 +309,26 @@ pub fn reviews_by(author: &UserId) -> Result<EntityQuery<model::Review>, SchemaE
 
 // ---- E-commerce orders (seed 001) ---------------------------------------
 
-/// E-commerce AP4: the items of an order.
-/// `pk = ORDER#<orderId> AND begins_with(sk, ITEM#)`.
-pub fn order_items(id: &OrderId) -> Result<EntityQuery<model::OrderItem>, SchemaError> {
-    typed(order_item::ENTITY.query(&[("orderId", v(id))]))
+/// E-commerce AP4: an order with the items beside it (those it does not
+/// hold: [`model::Order::held_items`]), and nothing else of its partition
+/// (its messages sort after them), in one query.
+/// `pk = ORDER#<orderId> AND sk BETWEEN #METADATA AND ITEM$`.
+pub fn order_with_items(id: &OrderId) -> Result<DetailsQuery<model::Order, model::OrderItem>, SchemaError> {
+    let parts = [("orderId", v(id))];
+    let pk = order::ENTITY.key(&parts)?.pk;
+    let low = order::ENTITY.key(&parts)?.sk;
+    // Just past every `ITEM#...`: the item template's literal prefix, its
+    // last character the next one.
+    let prefix = order_item::ENTITY.key.sk.split('<').next().unwrap_or_default();
+    let high = match prefix.chars().last() {
+        Some(last) => {
+            let next = char::from_u32(u32::from(last) + 1).unwrap_or(char::MAX);
+            format!("{}{next}", &prefix[..prefix.len() - last.len_utf8()])
+        }
+        None => String::from(char::MAX),
+    };
+    let sk = crate::query::SortKey::Between(low, high);
+    Ok(DetailsQuery::new(KeyQuery { index: Index::Table, pk, sk, newest_first: false }))
 }
 
 /// Beyond AP3 (beyond the seeds): the messages of an order, oldest first.

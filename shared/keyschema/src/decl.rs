@@ -270,7 +270,9 @@ impl EntityDecl {
                 }
             }
             if !(index.kept.adds.by_write() && index.kept.moves.by_write()) {
-                // In the index now: the stream processor adds and moves its keys.
+                // In the index now, by a change: the stream processor moves
+                // its keys (and adds them unless the writes both add and
+                // move them; a creation's written keys are `written_keys`).
                 continue;
             }
             if let Some(missing) = fields.iter().find(|f| value_of(f).is_none()) {

@@ -17,11 +17,14 @@ const fn index(name: &'static str, key: KeyDecl) -> IndexDecl {
     IndexDecl { name, key, only_when: None, kept: BY_WRITE }
 }
 
-/// A sparse index of active listings: the write that takes a listing out of
-/// `active` removes its keys (and the stream processor repairs drift); the
-/// stream processor adds them while it is active and moves them (a price
-/// change).
-const BROWSE: Keeping = Keeping { adds: Keeper::Stream, removes: Keeper::Both, moves: Keeper::Stream };
+/// A sparse index of active listings: the write that creates one adds its
+/// keys (it knows every field they derive from, so a new listing is found
+/// at once and the stream processor's repair finds nothing to write); the
+/// stream processor adds them when it becomes active again (a relisting, a
+/// seller's reactivation: writes that know too little of the item) and
+/// moves them (a price change); the write that takes a listing out of
+/// `active` removes them (and the stream processor repairs drift).
+const BROWSE: Keeping = Keeping { adds: Keeper::Both, removes: Keeper::Both, moves: Keeper::Stream };
 
 /// Users: customer and seller are one entity with a role.
 pub mod user {
@@ -115,11 +118,12 @@ pub mod order {
         key: key(Index::Table, "ORDER#<orderId>", "#METADATA"),
         indexes: &[BY_BUYER, BY_SELLER, BY_STATUS],
         defaults: &[],
-        note: "by_seller for listing orders only; shard = order id mod shard count, recorded at placement",
+        note: "by_seller for listing orders only; shard = order id mod shard count, recorded at placement; holds its items (`heldItems`) when they fit its write unit",
     };
 }
 
-/// Order items: in the order's partition.
+/// Order items: in the order's partition, when the order does not hold
+/// them (its `heldItems`: those that fit its write unit with it).
 pub mod order_item {
     use super::*;
     /// The declaration.
@@ -128,7 +132,7 @@ pub mod order_item {
         key: key(Index::Table, "ORDER#<orderId>", "ITEM#<itemId>"),
         indexes: &[],
         defaults: &[],
-        note: "itemId is the productId or listingId",
+        note: "itemId is the productId or listingId; written only when the order's items would take its item past one write unit with room for later writes (else the order holds them, `heldItems`, in no index copy); read with the order in one Query",
     };
 }
 

@@ -41,4 +41,25 @@ impl Store {
         }
         Ok(found.map(|f| (f, details, parts)))
     }
+
+    /// The `E` of `query`'s partition and the items of `P` beside it that
+    /// the query selects, in key order (an order and the items it does not
+    /// hold: `keyschema::access::order_with_items`), in one `Query`.
+    /// `None`: no `E` there.
+    pub async fn get_with_beside<E: Entity, P: Entity>(
+        &self,
+        query: &DetailsQuery<E, P>,
+        consistent: bool,
+    ) -> Result<Option<(E, Vec<P>)>, StoreError> {
+        let page = self.query_request(query, None, None, consistent).send().await?;
+        let (mut found, mut beside) = (None, Vec::new());
+        for item in page.items.unwrap_or_default() {
+            match entity_type(&item).and_then(|t| t.parse::<EntityType>().ok()) {
+                Some(t) if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
+                Some(t) if t == P::DECL.entity => beside.push(from_item::<P>(item)?),
+                _ => {}
+            }
+        }
+        Ok(found.map(|f| (f, beside)))
+    }
 }

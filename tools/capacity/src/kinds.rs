@@ -85,11 +85,15 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 get(keys::user(&ids.seller)?, kb.user, false),
                 put(&new, kb.listing, false)?,
             ];
-            // The stream processor adds its browse, price and near keys: one
-            // more write of the item, a copy in every index it is then in.
-            let none = Change::untimed(keys::listing(&ids.new_listing)?);
+            // Its browse, price and near keys are in the put: the stream
+            // processor's repair finds them right and writes nothing (were
+            // any left to it, one more write of the item, a copy in every
+            // index it is then in).
             let put_keys = listing_decl.written_keys(&attrs(&new))?.keys;
-            out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
+            if put_keys != listing_decl.item_keys(&attrs(&new))?.keys {
+                let none = Change::untimed(keys::listing(&ids.new_listing)?);
+                out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
+            }
             // And its search postings, put.
             out.extend(postings(ids, &ids.new_listing, kb)?);
             out

@@ -160,9 +160,10 @@ pub(crate) fn update(
     update_from(decl, decl.item_keys(before)?.keys, before, change, kb, tx)
 }
 
-/// [`update`] by a write that adds only the index keys writes add (a
-/// listing brought back to active), then the stream processor's write that
-/// adds the others (its browse, price and near keys) and their copies.
+/// [`update`] by a write that sets only the index keys it knows (a
+/// listing brought back to active: its `by_seller` key), then the stream
+/// processor's write that adds the others (its browse, price and near
+/// keys) and their copies.
 pub(crate) fn update_then_stream(
     decl: &EntityDecl,
     before: &Attrs,
@@ -172,11 +173,17 @@ pub(crate) fn update_then_stream(
 ) -> Result<Vec<Action>, SchemaError> {
     let was = decl.item_keys(before)?.keys;
     let after = applied(before, change);
-    // What the write leaves: the keys writes add, as the item is after it,
-    // and those of the indexes the stream processor adds, as they were.
-    let by_stream = |index: &Index| decl.indexes.iter().any(|i| i.key.index == *index && !i.kept.adds.by_write());
-    let mut written = decl.written_keys(&after)?.keys;
-    written.extend(was.iter().filter(|(i, _)| by_stream(i)).map(|(i, k)| (*i, k.clone())));
+    // What the write leaves: the keys it sets or removes, the others as
+    // they were.
+    let mut written = was.clone();
+    for index in decl.indexes.iter().map(|i| i.key.index) {
+        let set = |attr: &str| change.set.iter().find(|(name, _)| *name == attr).map(|(_, v)| v.text());
+        if let (Some(pk), Some(sk)) = (set(index.pk()), set(index.sk())) {
+            written.insert(index, Key::new(pk, sk));
+        } else if change.remove.contains(&index.pk()) {
+            written.remove(&index);
+        }
+    }
     let api = write_between(&was, &written, change, kb, tx);
     let stream = update_from(decl, written, &after, &Change::untimed(change.key.clone()), kb, false)?;
     Ok(vec![api, stream])
@@ -322,6 +329,7 @@ pub(crate) fn order(ids: &Ids, listing: bool, status: OrderStatus) -> domain::mo
         shard: domain::shard::order_shard(&ids.order, domain::shard::DEFAULT_SHARD_COUNT),
         buyer_review_id: None,
         seller_review_id: None,
+        held_items: Vec::new(),
         created_at: NOW.into(),
         updated_at: NOW.into(),
     }
@@ -393,19 +401,33 @@ fn plain_write(key: Key, kb: f64, tx: bool, copies: Vec<(Index, String)>) -> Act
     Action::Write { key, kb, tx, check: false, copies, stream: true, coalesced: false, spread: 1 }
 }
 
+/// What an item held in its order adds to it (an id, a title or a name, a
+/// quantity and a price; the order's fields are not repeated).
+const HELD_ITEM_KB: f64 = 0.1;
+
 /// An order's placement (`orders::place`): the idempotency record read, what
 /// is bought and the buyer read; one transaction with the record, the
-/// order, its item and `take` (the listing sold, the stock taken).
+/// order, its item and `take` (the listing sold, the stock taken). The
+/// order holds its item where the two fit a write unit (mix.json's order
+/// and a typical item do: `orders::place::placement`), else the item is
+/// one beside it.
 pub(crate) fn placement(ids: &Ids, kb: Sizes, of_listing: bool, bought: (Key, String, f64), take: Action) -> R {
     let (bought_key, item_id, bought_kb) = bought;
     let record: Key = keys::idempotency(&ids.buyer, "POST /orders", "k")?.into();
-    Ok(vec![
+    let order = order(ids, of_listing, OrderStatus::Pending);
+    let held = kb.order + HELD_ITEM_KB;
+    let mut out = vec![
         get(record.clone(), kb.small, true),
         get(bought_key, bought_kb, false),
         get(keys::user(&ids.buyer)?, kb.user, false),
         small_write(record, kb.small, true),
-        put(&order(ids, of_listing, OrderStatus::Pending), kb.order, true)?,
-        small_write(keys::order_item(&ids.order, &item_id)?, kb.small, true),
-        take,
-    ])
+    ];
+    if held <= 1.0 {
+        out.push(put(&order, held, true)?);
+    } else {
+        out.push(put(&order, kb.order, true)?);
+        out.push(small_write(keys::order_item(&ids.order, &item_id)?, kb.small, true));
+    }
+    out.push(take);
+    Ok(out)
 }

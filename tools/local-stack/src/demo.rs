@@ -165,6 +165,7 @@ pub async fn load(store: &Store) -> Result<usize, StoreError> {
         shard: domain::shard::order_shard(&order_id, domain::shard::DEFAULT_SHARD_COUNT),
         buyer_review_id: None,
         seller_review_id: None,
+        held_items: Vec::new(),
         created_at: now.clone(),
         updated_at: now.clone(),
     };
@@ -226,6 +227,7 @@ async fn load_delivered(store: &Store, now: &str) -> Result<usize, StoreError> {
         shard: domain::shard::order_shard(&order_id, domain::shard::DEFAULT_SHARD_COUNT),
         buyer_review_id: Some(review.review_id),
         seller_review_id: None,
+        held_items: Vec::new(),
         created_at: now.to_owned(),
         updated_at: now.to_owned(),
     };

@@ -78,7 +78,7 @@ pub(super) async fn place_products(
         .into());
     }
     let order_lines = order_lines.iter().map(|(line, _)| line.clone()).collect();
-    let order = new_order(app, key.record(), buyer, None, order_lines, total)?;
+    let mut order = new_order(app, key.record(), buyer, None, order_lines, total)?;
     let items: Vec<OrderItem> = lines
         .iter()
         .zip(&found)
@@ -93,7 +93,7 @@ pub(super) async fn place_products(
         })
         .collect();
     // A key reserved at the caller's home is not written again here.
-    let mut tx = placement(home, (!reserved).then_some(key), &order, &items)?;
+    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &items)?;
     for (product, shard, qty) in takes {
         let take = write::product::take_from_share(&product.product_id, shard, qty, product.price)?;
         tx.update(format!("{STOCK}{} {shard}", product.product_id), &take)?;

@@ -23,9 +23,16 @@ const NOW: &str = "2026-11-22T00:00:00.000Z";
 
 /// A stored item: fields and the keys the declaration gives them (`all`:
 /// with the stream-kept ones too).
+/// The item of `fields` with every key its declaration gives it (`all`),
+/// or those a change by a write leaves it with (the stream processor moves
+/// and adds back the others: a listing's browse keys).
 fn stored(entity: EntityType, fields: Attrs, all: bool) -> Attrs {
     let decl = entities::of(entity).unwrap();
-    let keys = if all { decl.item_keys(&fields) } else { decl.written_keys(&fields) }.unwrap();
+    let mut keys = decl.item_keys(&fields).unwrap();
+    if !all {
+        let by_stream: Vec<_> = decl.indexes.iter().filter(|i| !i.kept.moves.by_write()).map(|i| i.key.index).collect();
+        keys.keys.retain(|index, _| !by_stream.contains(index));
+    }
     let mut item = fields;
     item.extend(keys.attributes().map(|(a, v)| (a.to_owned(), Value::s(v))));
     item

@@ -115,6 +115,7 @@ pub fn any_record() -> impl Strategy<Value = Record> {
                     shard: order_shard(&o, n),
                     buyer_review_id: review,
                     seller_review_id: review,
+                    held_items: Vec::new(),
                     created_at: T.into(),
                     updated_at: T.into(),
                 };
