@@ -22,7 +22,7 @@ async fn an_api_handler_answers_before_its_deadline() {
     let t = TestTable::with_demo_data().await;
     integration_tests::sign_up_all(&t.deps, &["bob"]).await;
     let slow = through(&t, &delaying_proxy(SLOW).await).await;
-    let app = orders::App { deps: slow, shards: 10 };
+    let app = orders::App { deps: slow, shards: 10, hold_items: true };
     let place = req("POST /orders")
         .by(As::User("bob"))
         .header("Idempotency-Key", "in-time")

@@ -451,7 +451,7 @@ pub async fn users(deps: &Deps, r: Req) -> Reply {
 
 /// Calls the orders function's Lambda handler with `shards` status shards.
 pub async fn orders(deps: &Deps, shards: u16, r: Req) -> Reply {
-    let app = orders::App { deps: deps.clone(), shards };
+    let app = orders::App { deps: deps.clone(), shards, hold_items: true };
     Reply::from_event(orders::handler(&app, lambda_event(r.event())).await.expect("infallible"))
 }
 

@@ -25,6 +25,12 @@ use store::item::from_item;
 /// Environment variable with the number of GSI8 status shards.
 pub use domain::shard::ORDER_SHARDS_VAR as SHARDS_VAR;
 
+/// Environment variable saying whether a new order holds its items in its
+/// own item when they fit (`true`, the default) or writes each beside it
+/// (`false`: as releases before 2026-12-07 read them; docs/operations.md,
+/// "Order items held in their order").
+pub const HOLD_ITEMS_VAR: &str = "ORDER_ITEMS_HELD";
+
 /// The orders function's dependencies.
 #[derive(Clone, Debug)]
 pub struct App {
@@ -32,13 +38,26 @@ pub struct App {
     pub deps: Deps,
     /// Shards of the status index (`STATUS#<status>#<shard>`).
     pub shards: u16,
+    /// Whether a new order holds its items when they fit its write unit
+    /// (`ORDER_ITEMS_HELD`); either way every order's items are read.
+    pub hold_items: bool,
 }
 
 impl App {
-    /// From the environment (`ORDER_SHARD_COUNT`, default 10).
+    /// From the environment (`ORDER_SHARD_COUNT`, default 10;
+    /// `ORDER_ITEMS_HELD`, default `true`).
     pub async fn from_env() -> Result<Self, String> {
         let shards = domain::shard::order_shards_from_env()?;
-        Ok(App { deps: Deps::from_env().await?, shards })
+        Ok(App { deps: Deps::from_env().await?, shards, hold_items: hold_items_from_env()? })
+    }
+}
+
+/// `ORDER_ITEMS_HELD`: `true` (or unset) or `false`.
+pub fn hold_items_from_env() -> Result<bool, String> {
+    match std::env::var(HOLD_ITEMS_VAR).as_deref() {
+        Err(_) | Ok("true") => Ok(true),
+        Ok("false") => Ok(false),
+        Ok(other) => Err(format!("{HOLD_ITEMS_VAR} must be `true` or `false`, not `{other}`")),
     }
 }
 

@@ -285,17 +285,19 @@ const LATER_BYTES: usize = 128;
 
 /// The placement transaction, with the order's id as its token: the record,
 /// the order and its items, each put only if absent. The items are held in
-/// the order's own item if it stays within one write unit with them and
-/// [`LATER_BYTES`] (one item less to write: a listing's order, a few
-/// products), else each is an item of its own beside it.
+/// the order's own item if `hold` (`App::hold_items`) and it stays within
+/// one write unit with them and [`LATER_BYTES`] (one item less to write: a
+/// listing's order, a few products), else each is an item of its own
+/// beside it.
 fn placement(
     home: &Store,
     key: Option<&Idempotency>,
     order: &mut Order,
     items: &[OrderItem],
+    hold: bool,
 ) -> Result<Transaction, StoreError> {
     order.held_items = items.iter().map(HeldItem::from).collect();
-    let beside = if store::item::within_write_unit(order, LATER_BYTES)? {
+    let beside = if hold && store::item::within_write_unit(order, LATER_BYTES)? {
         &[]
     } else {
         order.held_items.clear();
@@ -347,7 +349,7 @@ async fn place_listing(
         seller_id: Some(listing.seller_id.clone()),
     };
     // A key reserved at the primary is not written again here.
-    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &[item])?;
+    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &[item], app.hold_items)?;
     tx.update("listing", &write::listing::sell(id, &listing.seller_id, listing.price, &order.created_at)?)?;
     match send(tx).await {
         Ok(()) => Ok(order),

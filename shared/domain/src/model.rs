@@ -172,8 +172,9 @@ pub struct Order {
     /// Its items, held here when they fit the order's write unit with it
     /// (most orders: a listing, a few products), so placing it writes one
     /// item less; else empty, and each is an [`OrderItem`] beside it.
-    /// Never in an index copy (no projection names it), never answered
-    /// with the order: `GET /orders/{orderId}/items` answers them.
+    /// In no card index's copy (no projection names it; the retired GSI1-3,
+    /// while a stack has them, copy everything), never answered with the
+    /// order: `GET /orders/{orderId}/items` answers them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_items: Vec<HeldItem>,
     /// Its home region (its listing's; a catalog order's is the

@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn a_listing_create_writes_the_listing_in_a_transaction_and_its_indexes() {
         let load = evaluate(&mix(r#"{"create listing": 10}"#, 1.0, 8)).unwrap();
-        // The put in GSI6 (seller), the stream's browse keys in GSI7-8 and GSI5: no
+        // The put in GSI6 (seller) and its browse keys in GSI7-8 and GSI5: no
         // category item in any transaction, the category read from memory.
         assert!(!load.tx_per_item.keys().any(|k| k.starts_with("CATEGORIES")), "{:?}", load.tx_per_item);
         let copies: Vec<f64> = (0..8).map(|s| gsi2(&load.wcu, &format!("CATEGORY#books#{s}"))).collect();

@@ -422,7 +422,8 @@ pub(crate) fn placement(ids: &Ids, kb: Sizes, of_listing: bool, bought: (Key, St
         get(keys::user(&ids.buyer)?, kb.user, false),
         small_write(record, kb.small, true),
     ];
-    if held <= 1.0 {
+    // (With the room kept for later writes: `orders::place::LATER_BYTES`.)
+    if held + 0.125 <= 1.0 {
         out.push(put(&order, held, true)?);
     } else {
         out.push(put(&order, kb.order, true)?);

@@ -87,10 +87,12 @@ pub fn http_functions(deps: &Deps) -> Vec<HttpFunction> {
     ]
 }
 
-/// The orders function's dependencies: `ORDER_SHARD_COUNT` shards (default 10).
+/// The orders function's dependencies: `ORDER_SHARD_COUNT` shards (default
+/// 10), `ORDER_ITEMS_HELD` (default `true`).
 pub fn orders_app(deps: &Deps) -> orders::App {
     let shards = domain::shard::order_shards_from_env().unwrap_or(domain::shard::DEFAULT_SHARD_COUNT);
-    orders::App { deps: deps.clone(), shards }
+    let hold_items = orders::hold_items_from_env().unwrap_or(true);
+    orders::App { deps: deps.clone(), shards, hold_items }
 }
 
 /// Logical id of the maintenance function: in the local stack its expiry

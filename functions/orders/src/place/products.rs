@@ -93,7 +93,7 @@ pub(super) async fn place_products(
         })
         .collect();
     // A key reserved at the caller's home is not written again here.
-    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &items)?;
+    let mut tx = placement(home, (!reserved).then_some(key), &mut order, &items, app.hold_items)?;
     for (product, shard, qty) in takes {
         let take = write::product::take_from_share(&product.product_id, shard, qty, product.price)?;
         tx.update(format!("{STOCK}{} {shard}", product.product_id), &take)?;
