@@ -132,7 +132,7 @@ async fn order_items(app: &App, req: Request) -> Result<Response, ApiError> {
     Response::ok(&api::ListBody { items, next_cursor })
 }
 
-/// Items and messages of an order carry its parties, so a page of them is
+/// Messages of an order carry its parties, so a page of them is
 /// authorized without reading the order.
 trait OfParties {
     /// The buyer and, for listing orders, the seller.

@@ -318,15 +318,10 @@ pub fn order_with_items(id: &OrderId) -> Result<DetailsQuery<model::Order, model
     let pk = order::ENTITY.key(&parts)?.pk;
     let low = order::ENTITY.key(&parts)?.sk;
     // Just past every `ITEM#...`: the item template's literal prefix, its
-    // last character the next one.
-    let prefix = order_item::ENTITY.key.sk.split('<').next().unwrap_or_default();
-    let high = match prefix.chars().last() {
-        Some(last) => {
-            let next = char::from_u32(u32::from(last) + 1).unwrap_or(char::MAX);
-            format!("{}{next}", &prefix[..prefix.len() - last.len_utf8()])
-        }
-        None => String::from(char::MAX),
-    };
+    // last character the next one (`ITEM$`).
+    let mut high = order_item::ENTITY.key.sk.split('<').next().unwrap_or_default().to_owned();
+    let last = high.pop().map_or(char::MAX, |c| char::from_u32(u32::from(c) + 1).unwrap_or(char::MAX));
+    high.push(last);
     let sk = crate::query::SortKey::Between(low, high);
     Ok(DetailsQuery::new(KeyQuery { index: Index::Table, pk, sk, newest_first: false }))
 }
