@@ -45,9 +45,7 @@ async fn stored(t: &TestTable, order: &str) -> (Option<Value>, Vec<String>, usiz
 
 /// The orders function with `ORDER_ITEMS_HELD` as `hold` says.
 async fn orders_holding(t: &TestTable, hold: bool, r: integration_tests::Req) -> Reply {
-    let app = orders::App { deps: t.deps.clone(), shards: SHARDS, hold_items: hold };
-    let answer = orders::handler(&app, integration_tests::lambda_event(r.event())).await;
-    Reply::from_event(answer.expect("infallible"))
+    integration_tests::orders_of(&orders::App { deps: t.deps.clone(), shards: SHARDS, hold_items: hold }, r).await
 }
 
 async fn items(t: &TestTable, order: &str, limit: u16, cursor: Option<&str>, by: As) -> Reply {

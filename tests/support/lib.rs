@@ -451,8 +451,12 @@ pub async fn users(deps: &Deps, r: Req) -> Reply {
 
 /// Calls the orders function's Lambda handler with `shards` status shards.
 pub async fn orders(deps: &Deps, shards: u16, r: Req) -> Reply {
-    let app = orders::App { deps: deps.clone(), shards, hold_items: true };
-    Reply::from_event(orders::handler(&app, lambda_event(r.event())).await.expect("infallible"))
+    orders_of(&orders::App { deps: deps.clone(), shards, hold_items: true }, r).await
+}
+
+/// Calls the orders function's Lambda handler of `app`.
+pub async fn orders_of(app: &orders::App, r: Req) -> Reply {
+    Reply::from_event(orders::handler(app, lambda_event(r.event())).await.expect("infallible"))
 }
 
 /// Calls the listings function's Lambda handler.

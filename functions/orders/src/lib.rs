@@ -187,19 +187,21 @@ async fn order_item(app: &App, req: Request) -> Result<Response, ApiError> {
     let item = item.to_string();
     let keys = [keys::order(&id)?.into(), keys::order_item(&id, &item)?.into()];
     let read = app.deps.store.batch_get_items(&keys, false).await?;
-    let (mut order, mut beside) = (None, None);
-    for found in read {
-        match store::item::entity_type(&found) {
-            Some(t) if t == EntityType::Order.as_str() => order = Some(from_item::<Order>(found)?),
-            Some(t) if t == EntityType::OrderItem.as_str() => beside = Some(from_item::<OrderItem>(found)?),
-            _ => {}
-        }
-    }
+    let beside = of_entity::<OrderItem>(read.clone(), EntityType::OrderItem)?.pop();
+    let order = of_entity::<Order>(read, EntityType::Order)?.pop();
     let order = order.ok_or_else(|| ApiError::not_found(format!("order `{id}` does not exist")))?;
     require_party(&caller, &order.buyer_id, order.seller_id.as_ref())?;
     let found = beside.or_else(|| order.held().find(|i| i.item_id == item));
     let found = found.ok_or_else(|| ApiError::not_found(format!("order `{id}` has no item `{item}`")))?;
     Response::ok(&found)
+}
+
+/// The items of `entity` among `items` (a `BatchGetItem`'s), decoded.
+fn of_entity<T: serde::de::DeserializeOwned>(
+    items: Vec<store::Item>,
+    entity: EntityType,
+) -> Result<Vec<T>, store::StoreError> {
+    items.into_iter().filter(|i| store::item::entity_type(i) == Some(entity.as_str())).map(from_item).collect()
 }
 
 /// Marketplace AP8 / e-commerce AP2: a buyer's orders, newest first (the

@@ -42,10 +42,10 @@ use keyschema::table::EntityType;
 use keyschema::write;
 use keyschema::Key;
 use serde::{Deserialize, Serialize};
-use store::item::{entity_type, from_item};
+use store::item::entity_type;
 use store::{Item, Store, StoreError, Transaction};
 
-use crate::{stock, App};
+use crate::{of_entity, stock, App};
 
 mod products;
 use products::place_products;
@@ -224,11 +224,6 @@ async fn require_signed_up(app: &App, buyer: &UserId, items: &[Item]) -> Result<
     } else {
         Err(ApiError::forbidden("sign up (POST /users) before ordering"))
     }
-}
-
-/// The items of `entity` among `items`, decoded.
-fn of_entity<T: serde::de::DeserializeOwned>(items: Vec<Item>, entity: EntityType) -> Result<Vec<T>, StoreError> {
-    items.into_iter().filter(|i| entity_type(i) == Some(entity.as_str())).map(from_item).collect()
 }
 
 fn new_order(

@@ -5,7 +5,7 @@
 use keyschema::table::EntityType;
 use keyschema::{DetailsQuery, Entity};
 
-use crate::item::{entity_type, from_item};
+use crate::item::{entity_type, from_item, Item};
 use crate::{Store, StoreError};
 
 impl Store {
@@ -29,13 +29,12 @@ impl Store {
         query: &DetailsQuery<E, D>,
         consistent: bool,
     ) -> Result<Option<(E, Option<D>, Vec<P>)>, StoreError> {
-        let page = self.query_request(query, None, None, consistent).send().await?;
         let (mut found, mut details, mut parts) = (None, None, Vec::new());
-        for item in page.items.unwrap_or_default() {
-            match entity_type(&item).and_then(|t| t.parse::<EntityType>().ok()) {
-                Some(t) if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
-                Some(t) if t == D::DECL.entity => details = Some(from_item::<D>(item)?),
-                Some(t) if t == P::DECL.entity => parts.push(from_item::<P>(item)?),
+        for (t, item) in self.partition(query, consistent).await? {
+            match t {
+                t if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
+                t if t == D::DECL.entity => details = Some(from_item::<D>(item)?),
+                t if t == P::DECL.entity => parts.push(from_item::<P>(item)?),
                 _ => {}
             }
         }
@@ -51,15 +50,27 @@ impl Store {
         query: &DetailsQuery<E, P>,
         consistent: bool,
     ) -> Result<Option<(E, Vec<P>)>, StoreError> {
-        let page = self.query_request(query, None, None, consistent).send().await?;
         let (mut found, mut beside) = (None, Vec::new());
-        for item in page.items.unwrap_or_default() {
-            match entity_type(&item).and_then(|t| t.parse::<EntityType>().ok()) {
-                Some(t) if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
-                Some(t) if t == P::DECL.entity => beside.push(from_item::<P>(item)?),
+        for (t, item) in self.partition(query, consistent).await? {
+            match t {
+                t if t == E::DECL.entity => found = Some(from_item::<E>(item)?),
+                t if t == P::DECL.entity => beside.push(from_item::<P>(item)?),
                 _ => {}
             }
         }
         Ok(found.map(|f| (f, beside)))
+    }
+
+    /// The items one `Query` of `query` selects (its first page: a
+    /// partition's few items), each with its entity type (those of none
+    /// known are left).
+    async fn partition<E, D>(
+        &self,
+        query: &DetailsQuery<E, D>,
+        consistent: bool,
+    ) -> Result<Vec<(EntityType, Item)>, StoreError> {
+        let page = self.query_request(query, None, None, consistent).send().await?;
+        let typed = |item: Item| Some((entity_type(&item)?.parse::<EntityType>().ok()?, item));
+        Ok(page.items.unwrap_or_default().into_iter().filter_map(typed).collect())
     }
 }
