@@ -34,6 +34,7 @@ mod redrive;
 mod regions;
 mod reviews;
 mod round_three;
+mod sale_postings;
 mod search;
 mod sharded_browse;
 mod sharded_reads;

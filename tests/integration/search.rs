@@ -208,8 +208,8 @@ async fn reconcile_racing_a_title_change_leaves_the_new_title_only() {
     faults.inject("BatchWriteItem", Fault::Delayed, 1);
     let store = t.deps.store.clone();
     let listing: domain::ids::ListingId = id.parse().unwrap();
-    let settle =
-        tokio::spawn(async move { derived::postings::settle(&store, &listing, &BTreeSet::new(), false).await });
+    let touched = derived::postings::Touched::listing(listing);
+    let settle = tokio::spawn(async move { derived::postings::settle(&store, &touched, false).await });
     tokio::time::sleep(DELAY / 4).await;
     assert_eq!(faults.pending(), 0, "reconcile's write is waiting");
     let r = req("PATCH /listings/{listingId}").path("listingId", &id).by(As::User("alice"));

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use domain::model::{Favorite, Listing, Review, User};
+use domain::model::{Favorite, Listing, ListingStatus, Review, User};
 use keyschema::decl::Keeper;
 use keyschema::entities;
 use keyschema::records::{CategoryRating, CategoryRatingSlot, FavoriteMarker, MarkerState, Posting, RatingSlot, Slot};
@@ -197,17 +197,27 @@ pub async fn differences(store: &Store) -> Vec<String> {
 }
 
 /// Search postings missing, extra or holding other than their listing's
-/// current words and category.
+/// current words and category: an active listing has its title's, a sold
+/// one whose sale is not final (no order of it shipped) may keep them
+/// (`derived::postings`), any other has none.
 fn postings(items: &[Item]) -> Vec<String> {
     let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
-    let want: BTreeMap<(String, String), Posting> = by_type(EntityType::Listing)
-        .flat_map(|i| Posting::of_listing(&of::<Listing>(i)))
-        .map(|p| ((p.term.clone(), p.listing_id.to_string()), p))
+    let final_sales: BTreeSet<String> = by_type(EntityType::Order)
+        .map(of::<domain::model::Order>)
+        .filter(|o| o.status.is_final_sale())
+        .filter_map(|o| o.listing_id.map(|l| l.to_string()))
         .collect();
-    let held: BTreeMap<(String, String), Posting> = by_type(EntityType::Posting)
-        .map(of::<Posting>)
-        .map(|p| ((p.term.clone(), p.listing_id.to_string()), p))
+    let keyed = |p: Posting| ((p.term.clone(), p.listing_id.to_string()), p);
+    let listings: Vec<Listing> = by_type(EntityType::Listing).map(of::<Listing>).collect();
+    let want: BTreeMap<(String, String), Posting> = listings.iter().flat_map(Posting::of_listing).map(keyed).collect();
+    let kept: BTreeMap<(String, String), Posting> = listings
+        .iter()
+        .filter(|l| l.status == ListingStatus::Sold && !final_sales.contains(&l.listing_id.to_string()))
+        .flat_map(Posting::of_title)
+        .map(keyed)
         .collect();
+    let held: BTreeMap<(String, String), Posting> =
+        by_type(EntityType::Posting).map(of::<Posting>).map(keyed).collect();
     let mut out = Vec::new();
     for (key, p) in &want {
         match held.get(key) {
@@ -216,7 +226,13 @@ fn postings(items: &[Item]) -> Vec<String> {
             Some(_) => {}
         }
     }
-    out.extend(held.keys().filter(|k| !want.contains_key(*k)).map(|k| format!("posting {k:?} of no active title")));
+    for (key, h) in held.iter().filter(|(k, _)| !want.contains_key(*k)) {
+        match kept.get(key) {
+            Some(p) if p == h => {}
+            Some(p) => out.push(format!("posting {key:?} holds {h:?}, its sold listing makes {p:?}")),
+            None => out.push(format!("posting {key:?} of no active title or sale not final")),
+        }
+    }
     out
 }
 

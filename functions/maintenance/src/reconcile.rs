@@ -293,9 +293,9 @@ async fn settle_postings(run: &Run<'_>, images: &[(Key, Image)]) -> Result<(), S
         named.to_settle(run.store).await?
     };
     let settled: Vec<Settled> = stream::iter(to_settle)
-        .map(|(listing, terms)| async move {
+        .map(|(_, touched)| async move {
             let _unit = run.pacer.admit().await;
-            postings::settle(run.store, &listing, &terms, run.options.dry_run).await
+            postings::settle(run.store, &touched, run.options.dry_run).await
         })
         .buffer_unordered(AT_ONCE)
         .try_collect()

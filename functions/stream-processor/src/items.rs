@@ -100,7 +100,7 @@ async fn run_item(store: &Store, item: Key, work: ItemWork, request_id: &str) ->
         }
     }
     if let Some(touched) = &work.search {
-        match postings::sync(store, &touched.listing, &touched.terms).await {
+        match postings::sync(store, touched).await {
             Ok(n) => {
                 done.writes += n;
                 done.searched = true;

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use aws_lambda_events::dynamodb::EventRecord;
 use domain::ids::{CategoryId, ListingId, UserId};
-use domain::model::{Favorite, ListingStatus, Review};
+use domain::model::{Favorite, ListingStatus, OrderStatus, Review};
 use keyschema::records::{AggregatePart, CategoryRatingSlot, FavoriteMarker, Posting, RatingSlot};
 use keyschema::table::{EntityType, ENTITY_TYPE};
 use keyschema::{Attrs, Value};
@@ -51,11 +51,26 @@ pub struct ListingImage {
     pub category_id: CategoryId,
 }
 
+/// What the derivations read of an order: whether it made a listing's
+/// sale final (a listing's search postings are kept until then).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderImage {
+    /// The listing it bought (a listing order).
+    #[serde(default)]
+    pub listing_id: Option<ListingId>,
+    /// Its status.
+    pub status: OrderStatus,
+}
+
 /// An entity decoded as far as the derivations read it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
     /// A listing: its postings, its favorite count, its index keys.
     Listing(ListingImage),
+    /// An order: a listing order's sale made final deletes the listing's
+    /// search postings.
+    Order(OrderImage),
     /// A review: counted into its user's and its category's ratings.
     Review(Box<Review>),
     /// A favorite: counted into its listing's favorite count.
@@ -122,6 +137,7 @@ impl Image {
         };
         let body = match entity {
             EntityType::Listing => decode(item).map(Body::Listing),
+            EntityType::Order => decode(item).map(Body::Order),
             EntityType::Review => decode(item).map(|r| Body::Review(Box::new(r))),
             EntityType::Favorite => decode(item).map(Body::Favorite),
             EntityType::User => decode(item).map(|u: UserRef| Body::User(u.user_id)),

@@ -199,6 +199,12 @@ impl OrderStatus {
             (Pending, Confirmed) | (Confirmed, Shipped) | (Shipped, Delivered) | (Pending | Confirmed, Cancelled)
         )
     }
+
+    /// Whether the order's sale can no longer be cancelled (shipped or
+    /// delivered): a listing it sold stays sold for good.
+    pub fn is_final_sale(self) -> bool {
+        matches!(self, OrderStatus::Shipped | OrderStatus::Delivered)
+    }
 }
 
 #[cfg(test)]

@@ -199,12 +199,18 @@ pub struct Posting {
 }
 
 impl Posting {
-    /// The postings a listing should have: one per term of its title while
-    /// it is active, none otherwise.
+    /// The postings a listing must have: one per term of its title while
+    /// it is active, none otherwise (a sold one may keep its title's until
+    /// its sale is final: `derived::postings`).
     pub fn of_listing(listing: &Listing) -> Vec<Posting> {
         if listing.status != ListingStatus::Active {
             return Vec::new();
         }
+        Posting::of_title(listing)
+    }
+
+    /// One posting per term of the listing's title, whatever its status.
+    pub fn of_title(listing: &Listing) -> Vec<Posting> {
         let words = domain::words::indexed(&listing.title);
         let joined = words.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
         domain::words::terms(&words)

@@ -162,8 +162,13 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let before = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active));
             let bought = (keys::listing(&ids.sold_listing)?.into(), ids.sold_listing.to_string(), kb.listing);
             let mut out = placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?;
-            // The stream processor then deletes the sold listing's postings.
-            out.extend(postings(ids, &ids.sold_listing, kb)?);
+            // The sold listing keeps its postings until the sale is final
+            // (its order shipped: a cancel before then relists it), when
+            // the stream processor reads the listing and deletes them: in
+            // the share of the draws whose sale is not cancelled.
+            if ids.sale_final {
+                out.extend(postings(ids, &ids.sold_listing, kb)?);
+            }
             out
         }
         Op::PlaceCatalogOrder => {
@@ -217,9 +222,13 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 } else {
                     // The listing active again: the stream processor then
                     // adds its browse, price and near keys (a write of the
-                    // item) and puts its postings back.
+                    // item) and reads its postings, kept through the sale
+                    // (one strongly consistent read of each: none to put).
                     out.extend(update_then_stream(listing_decl, &sold, &change, kb.listing, true)?);
-                    out.extend(postings(ids, &ids.sold_listing, kb)?);
+                    out.push(get(keys::listing(&ids.sold_listing)?, kb.listing, true));
+                    for term in posting_terms(ids, &ids.sold_listing) {
+                        out.push(get(keys::posting(&term, &ids.sold_listing)?.into_key(), kb.posting, true));
+                    }
                 }
             }
             out
@@ -307,10 +316,13 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
 /// drawn term, 7 on cold ones), a write unit each.
 fn postings(ids: &Ids, listing: &domain::ids::ListingId, kb: Sizes) -> R {
     let mut out = vec![get(keys::listing(listing)?, kb.listing, true)];
-    for k in 0..POSTINGS_PER_LISTING {
-        let term = if k == 0 { ids.term.clone() } else { format!("w{listing}-{k}") };
-        let key = keys::posting(&term, listing)?.into_key();
-        out.push(small_write(key, kb.posting, false));
+    for term in posting_terms(ids, listing) {
+        out.push(small_write(keys::posting(&term, listing)?.into_key(), kb.posting, false));
     }
     Ok(out)
+}
+
+/// The terms of a listing's postings: the drawn one and cold ones.
+fn posting_terms(ids: &Ids, listing: &domain::ids::ListingId) -> Vec<String> {
+    (0..POSTINGS_PER_LISTING).map(|k| if k == 0 { ids.term.clone() } else { format!("w{listing}-{k}") }).collect()
 }

@@ -38,6 +38,25 @@ pub(crate) struct Mix {
     /// still reach ([`crate::held`]; docs/capacity.md says why).
     #[serde(default)]
     pub(crate) known_contended: BTreeMap<String, f64>,
+    /// The share of listing sales that become final, kept when a kind is
+    /// priced alone ([`Mix::final_share`]).
+    #[serde(skip)]
+    pub(crate) sales_final: Option<f64>,
+}
+
+impl Mix {
+    /// The share of listing sales that become final (shipped): those of
+    /// the mix's listing orders its cancels do not undo (every cancel is
+    /// of a listing order in the model).
+    pub(crate) fn final_share(&self) -> f64 {
+        let rate = |kind| self.requests_per_second.get(&kind).copied().unwrap_or(0.0);
+        let sold = rate(kinds::Kind::PlaceListingOrder);
+        self.sales_final.unwrap_or(if sold > 0.0 {
+            (1.0 - rate(kinds::Kind::CancelOrder) / sold).clamp(0.0, 1.0)
+        } else {
+            1.0
+        })
+    }
 }
 
 fn no_ceiling() -> f64 {

@@ -62,7 +62,8 @@ pub fn floor(load: &Load, requests: f64, batches_per_second: f64) -> Price {
 pub fn by_kind(mix: &Mix, batches_per_second: f64) -> Result<BTreeMap<Kind, Price>, String> {
     let mut out = BTreeMap::new();
     for (kind, rate) in &mix.requests_per_second {
-        let alone = Mix { requests_per_second: BTreeMap::from([(*kind, *rate)]), ..mix.clone() };
+        let requests_per_second = BTreeMap::from([(*kind, *rate)]);
+        let alone = Mix { requests_per_second, sales_final: Some(mix.final_share()), ..mix.clone() };
         out.insert(*kind, of(&evaluate(&alone)?, *rate, batches_per_second));
     }
     Ok(out)
