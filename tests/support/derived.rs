@@ -198,21 +198,25 @@ pub async fn differences(store: &Store) -> Vec<String> {
 
 /// Search postings missing, extra or holding other than their listing's
 /// current words and category: an active listing has its title's, a sold
-/// one whose sale is not final (no order of it shipped) may keep them
-/// (`derived::postings`), any other has none.
+/// one may keep them while its order is pending or, as reconcile knows no
+/// orders, while it was sold within reconcile's window
+/// (`sold_postings_for`), and any other has none (`derived::postings`).
 fn postings(items: &[Item]) -> Vec<String> {
     let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
-    let final_sales: BTreeSet<String> = by_type(EntityType::Order)
+    let pending_sales: BTreeSet<String> = by_type(EntityType::Order)
         .map(of::<domain::model::Order>)
-        .filter(|o| o.status.is_final_sale())
+        .filter(|o| o.status == domain::model::OrderStatus::Pending)
         .filter_map(|o| o.listing_id.map(|l| l.to_string()))
         .collect();
+    let window = maintenance::reconcile::Options::default().sold_postings_for;
+    let recent = domain::time::rfc3339(domain::time::now_ms().saturating_sub(window.as_millis() as u64));
+    let may_keep = |l: &Listing| pending_sales.contains(&l.listing_id.to_string()) || l.updated_at >= recent;
     let keyed = |p: Posting| ((p.term.clone(), p.listing_id.to_string()), p);
     let listings: Vec<Listing> = by_type(EntityType::Listing).map(of::<Listing>).collect();
     let want: BTreeMap<(String, String), Posting> = listings.iter().flat_map(Posting::of_listing).map(keyed).collect();
     let kept: BTreeMap<(String, String), Posting> = listings
         .iter()
-        .filter(|l| l.status == ListingStatus::Sold && !final_sales.contains(&l.listing_id.to_string()))
+        .filter(|l| l.status == ListingStatus::Sold && may_keep(l))
         .flat_map(Posting::of_title)
         .map(keyed)
         .collect();
@@ -230,7 +234,7 @@ fn postings(items: &[Item]) -> Vec<String> {
         match kept.get(key) {
             Some(p) if p == h => {}
             Some(p) => out.push(format!("posting {key:?} holds {h:?}, its sold listing makes {p:?}")),
-            None => out.push(format!("posting {key:?} of no active title or sale not final")),
+            None => out.push(format!("posting {key:?} of no active title or sale that may be pending")),
         }
     }
     out

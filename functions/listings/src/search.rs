@@ -6,7 +6,10 @@
 //! the query's posting lists and filters ([`fanout::search`]), at most
 //! [`fanout::search::MAX_QUERIES`] queries, then reads the listings it
 //! returns in one `BatchGetItem` and keeps those still active and matching
-//! (a posting lags its listing by the stream's delay).
+//! (a posting lags its listing by the stream's delay, and a sold listing
+//! keeps its postings while its order is pending). A page that dropped one
+//! reads on once within what is left of its bound
+//! ([`fanout::search::read_on`]); a page still short says `stoppedEarly`.
 
 use std::collections::BTreeMap;
 
@@ -80,8 +83,10 @@ struct SearchBody {
     items: Vec<ListingCard>,
     /// Cursor of the next page; `null` on the last.
     next_cursor: Option<String>,
-    /// The page stopped at its bound of queries or read units before it
-    /// was full; the cursor goes on after the last listing answered or
+    /// The page is short but not the last: it stopped at its bound of
+    /// queries or read units before it was full, or a listing its postings
+    /// named was no longer active and what was left of the bound did not
+    /// hold another; the cursor goes on after the last listing answered or
     /// looked at.
     stopped_early: bool,
 }
@@ -103,23 +108,55 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
     let category_key = category.as_ref().map(|c| c.to_string());
     let limit = usize::from(page.limit.min(MAX_PAGE));
     // The bound of the page asked for (a page of 100 answers at most 50).
-    let budget = fanout::Budget::page(usize::from(page.limit));
-    let found = search::page(&query, category_key.as_deref(), limit, before, budget, &Lists(app)).await?;
-    let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
+    let mut budget = fanout::Budget::page(usize::from(page.limit));
+    let mut found = search::page(&query, category_key.as_deref(), limit, before, budget, &Lists(app)).await?;
+    let mut items = Vec::new();
+    let mut read_on = false;
+    loop {
+        let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
+        let answered = answerable(app, &ids, &query, category.as_ref()).await?;
+        budget = budget.less(found.queries + usize::from(!ids.is_empty()), found.units + ids.len());
+        let short = answered.len() < ids.len();
+        items.extend(answered);
+        // A listing its postings named is no longer active (a sold one
+        // keeps its postings while its order is pending): read on once
+        // after the last one found, within what is left of the bound.
+        let want = limit.saturating_sub(items.len());
+        match found.next.filter(|_| short && want > 0 && !found.stopped_early && !read_on) {
+            Some(after) => {
+                read_on = true;
+                let category = category_key.as_deref();
+                found = search::read_on(&query, category, &found, want, after, budget, &Lists(app)).await?;
+            }
+            None => break,
+        }
+    }
+    let next_cursor = found.next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
+    // Short but not the last: said, whatever made it short.
+    let stopped_early = found.stopped_early || (items.len() < limit && next_cursor.is_some());
+    Response::ok(&SearchBody { items, next_cursor, stopped_early })
+}
+
+/// The cards of the listings still active and matching, in the order
+/// given: one `BatchGetItem` (a posting lags its listing, and a sold
+/// listing keeps its postings while its order is pending).
+async fn answerable(
+    app: &Deps,
+    ids: &[ListingId],
+    query: &Query,
+    category: Option<&CategoryId>,
+) -> Result<Vec<ListingCard>, ApiError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let keys = ids.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
-    let mut listings: BTreeMap<ListingId, Listing> = if keys.is_empty() {
-        BTreeMap::new()
-    } else {
-        app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect()
-    };
-    // Still active and matching: a posting lags its listing.
-    let items = ids
+    let mut listings: BTreeMap<ListingId, Listing> =
+        app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect();
+    Ok(ids
         .iter()
         .filter_map(|id| listings.remove(id))
         .filter(|l| l.status == ListingStatus::Active && query.matches(&domain::words::indexed(&l.title)))
-        .filter(|l| category.as_ref().is_none_or(|c| *c == l.category_id))
+        .filter(|l| category.is_none_or(|c| *c == l.category_id))
         .map(|l| ListingCard::from(&l))
-        .collect();
-    let next_cursor = found.next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
-    Response::ok(&SearchBody { items, next_cursor, stopped_early: found.stopped_early })
+        .collect())
 }

@@ -118,6 +118,8 @@ pub async fn handler(
             }
             Job::Reconcile { dry_run, fresh, segments, read_units_per_second, write_units_per_second } => {
                 let options = options(dry_run, fresh, segments, read_units_per_second, write_units_per_second)?;
+                let options =
+                    reconcile::Options { sold_postings_for: reconcile::sold_postings_for(config.timeout), ..options };
                 // It would write items homed in other regions (docs/regions.md).
                 if store.is_global() && !options.dry_run {
                     return Err("reconcile repairs only a single-region table for now; run it with dryRun".into());

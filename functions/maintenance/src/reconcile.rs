@@ -29,6 +29,7 @@
 //! marker first; the other finds it moved and adds nothing.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use derived::aggregates::fold::{self, Folding};
 use derived::aggregates::settle::{self, check_aggregate};
@@ -74,11 +75,29 @@ pub struct Options {
     pub dry_run: bool,
     /// Ignore (and remove) the checkpoints of an interrupted run.
     pub fresh: bool,
+    /// How long a sold listing may keep its search postings (its order may
+    /// be pending): `PENDING_ORDER_TIMEOUT_SECONDS` and the sweeper's
+    /// schedule, [`sold_postings_for`].
+    pub sold_postings_for: Duration,
+}
+
+/// How long a sold listing may keep its search postings when orders stay
+/// pending at most `timeout`: that and 5 minutes (the sweeper runs every
+/// minute; clocks differ).
+pub fn sold_postings_for(timeout: Duration) -> Duration {
+    timeout.saturating_add(Duration::from_secs(300))
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { segments: 4, page: 100, budget: Budget { rcu: 200.0, wcu: 100.0 }, dry_run: false, fresh: false }
+        Options {
+            segments: 4,
+            page: 100,
+            budget: Budget { rcu: 200.0, wcu: 100.0 },
+            dry_run: false,
+            fresh: false,
+            sold_postings_for: sold_postings_for(crate::expire::DEFAULT_TIMEOUT),
+        }
     }
 }
 
@@ -288,9 +307,11 @@ async fn settle_postings(run: &Run<'_>, images: &[(Key, Image)]) -> Result<(), S
     for (_, image) in images {
         named.add(image);
     }
+    let kept_ms = u64::try_from(run.options.sold_postings_for.as_millis()).unwrap_or(u64::MAX);
+    let sold_before = domain::time::rfc3339(domain::time::now_ms().saturating_sub(kept_ms));
     let to_settle = {
         let _unit = run.pacer.admit().await;
-        named.to_settle(run.store).await?
+        named.to_settle(run.store, &sold_before).await?
     };
     let settled: Vec<Settled> = stream::iter(to_settle)
         .map(|(_, touched)| async move {

@@ -7,7 +7,8 @@
 //!   the stream processor to keep (a listing's `browse`, `by_price` and
 //!   `near` keys, present only while it is active);
 //! - search postings ([`derived::postings`]): a listing's, from its current
-//!   state, when a record changes what it is found by;
+//!   state, when a record changes what it is found by or an order's record
+//!   accepts its sale (a sold listing keeps them while its order is pending);
 //! - counts ([`derived::aggregates`]): a review's rating into its user's and
 //!   its category's ratings, a favorite into its listing's count, exactly
 //!   once with markers, each batch's into one of the aggregate's parts;

@@ -51,8 +51,8 @@ pub struct ListingImage {
     pub category_id: CategoryId,
 }
 
-/// What the derivations read of an order: whether it made a listing's
-/// sale final (a listing's search postings are kept until then).
+/// What the derivations read of an order: whether it accepted a listing's
+/// sale (a sold listing's search postings are kept until then).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrderImage {
@@ -68,8 +68,8 @@ pub struct OrderImage {
 pub enum Body {
     /// A listing: its postings, its favorite count, its index keys.
     Listing(ListingImage),
-    /// An order: a listing order's sale made final deletes the listing's
-    /// search postings.
+    /// An order: a listing order's sale accepted (confirmed) deletes the
+    /// listing's search postings.
     Order(OrderImage),
     /// A review: counted into its user's and its category's ratings.
     Review(Box<Review>),

@@ -1,21 +1,27 @@
 //! Search postings (`SEARCH#<term>` / `LISTING#<listingId>`): kept from the
 //! listing's *current* state, read strongly consistent, never from a
 //! record's image. An active listing has its title's postings; a sold one
-//! keeps them until its sale is final (its order shipped: a cancel before
-//! then relists it, and its postings are still there); any other has none.
-//! What the current state asks for is put and every other term named is
-//! deleted, so a replayed, duplicated or reordered record changes nothing
-//! (it rewrites the current state), and a posting a record left behind is
-//! deleted by the next record of the listing, whose old image names it.
+//! keeps them while the order that bought it is pending (a cancel, the
+//! buyer's or the expiry sweeper's after `PendingOrderTimeoutSeconds`,
+//! relists it with its postings still there), until the seller accepts it
+//! (confirmed); any other has none. What the current state asks for is put
+//! and every other term named is deleted, so a replayed, duplicated or
+//! reordered record changes nothing (it rewrites the current state), and a
+//! posting a record left behind is deleted by the next record of the
+//! listing, whose old image names it.
 //!
 //! - The stream processor: [`Touched::of_record`] (a record that changes
 //!   what a listing is found by: an insert, a removal, a new title, status
-//!   or category; or an order's record that makes a listing's sale final),
+//!   or category; or an order's record that accepts a listing's sale),
 //!   then [`sync`].
-//! - Reconcile: every listing a scan page holds, every listing of a final
-//!   order it holds, and every listing of a posting it holds that its
-//!   listing would not have ([`Named`]), is [`settle`]d: the postings read
-//!   and compared, missing or stale ones put, others deleted. The writes
+//! - Reconcile: every listing a scan page holds, and every listing of a
+//!   posting it holds that its listing would not have ([`Named`]), is
+//!   [`settle`]d: the postings read and compared, missing or stale ones
+//!   put, others deleted. It reads no orders: a sold listing sold longer
+//!   ago than an order may stay pending ([`Sale::AcceptedIfSoldBefore`])
+//!   loses its postings (its sale was accepted, or the sweeper is about to
+//!   cancel it; deleting is always safe, a relisting puts back what is
+//!   missing), a younger one keeps them. The writes
 //!   are unconditioned (a `BatchWriteItem`), so the listing is read again
 //!   after them: if it changed in between (its `updatedAt`), the postings
 //!   are settled again from the newer state.
@@ -35,6 +41,19 @@ use store::{Store, StoreError};
 use crate::image::{Body, Event, Image, ListingImage, OrderImage, Record};
 use crate::DerivedError;
 
+/// What is known of a sold listing's sale, which decides its postings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sale {
+    /// Nothing: it keeps them (its order may be pending).
+    Unknown,
+    /// An order's record accepted it: they go.
+    Accepted,
+    /// Reconcile's rule (it reads no orders): they go if it was sold
+    /// before this time (RFC 3339, its `updatedAt`), when its order can no
+    /// longer be pending.
+    AcceptedIfSoldBefore(String),
+}
+
 /// A listing whose postings a record may change, every term its images
 /// were posted under, and what the records said of its sale.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,8 +62,8 @@ pub struct Touched {
     pub listing: ListingId,
     /// The terms of the images (the current state's are computed on write).
     pub terms: BTreeSet<String>,
-    /// An order's record made its sale final: a sold listing's postings go.
-    pub sale_final: bool,
+    /// What is known of its sale, if it is sold.
+    pub sale: Sale,
     /// A record took it from sold back to active (a cancel): its postings
     /// were kept through the sale, so they are read before any is put.
     pub relisted: bool,
@@ -60,7 +79,7 @@ impl Touched {
     /// modification, a side that does not decode names no terms (the other
     /// still has the listing synced from its current state); both: malformed.
     pub fn of_record(record: &Record) -> Result<Option<Touched>, DerivedError> {
-        if let Some(sale) = Touched::of_final_sale(record) {
+        if let Some(sale) = Touched::of_accepted_sale(record) {
             return Ok(Some(sale));
         }
         let listing = |image: &Option<Image>| match image {
@@ -90,38 +109,35 @@ impl Touched {
         Ok(Some(Touched {
             listing: first.listing_id,
             terms: images.iter().flat_map(terms).collect(),
-            sale_final: false,
+            sale: Sale::Unknown,
             relisted,
         }))
     }
 
-    /// A listing order's record that made its sale final (its status moved
-    /// to shipped or delivered from one that could still be cancelled).
-    fn of_final_sale(record: &Record) -> Option<Touched> {
+    /// A listing order's record that accepted its sale (its status moved
+    /// from pending to confirmed, or on from there: shipped, delivered).
+    fn of_accepted_sale(record: &Record) -> Option<Touched> {
         let order = |image: &Option<Image>| match image {
             Some(Image { body: Body::Order(o), .. }) => Some(o.clone()),
             _ => None,
         };
         let OrderImage { listing_id: Some(listing), status } = order(&record.new)? else { return None };
-        let was_final = order(&record.old).is_some_and(|o| o.status.is_final_sale());
-        (status.is_final_sale() && !was_final).then(|| Touched {
-            listing,
-            terms: BTreeSet::new(),
-            sale_final: true,
-            relisted: false,
-        })
+        let was_accepted = order(&record.old).is_some_and(|o| o.status.is_accepted());
+        (status.is_accepted() && !was_accepted).then(|| Touched { sale: Sale::Accepted, ..Touched::listing(listing) })
     }
 
-    /// A listing to bring to its current state alone (no terms named, its
-    /// sale not known final).
+    /// A listing to bring to its current state alone (no terms named,
+    /// nothing known of its sale).
     pub fn listing(listing: ListingId) -> Touched {
-        Touched { listing, terms: BTreeSet::new(), sale_final: false, relisted: false }
+        Touched { listing, terms: BTreeSet::new(), sale: Sale::Unknown, relisted: false }
     }
 
     /// Adds another record's terms and findings of the same listing.
     pub fn merge(&mut self, other: Touched) {
         self.terms.extend(other.terms);
-        self.sale_final |= other.sale_final;
+        if other.sale == Sale::Accepted {
+            self.sale = Sale::Accepted;
+        }
         self.relisted |= other.relisted;
     }
 }
@@ -134,18 +150,20 @@ struct Want {
     /// Its title's postings, whatever its status.
     title: Vec<Posting>,
     /// The terms it may keep (any other is deleted): its title's while
-    /// active, or sold and the sale not final.
+    /// active, or sold and the sale not accepted.
     allowed: BTreeSet<String>,
 }
 
 impl Want {
-    fn of(current: Option<&Listing>, sale_final: bool) -> Want {
+    fn of(current: Option<&Listing>, sale: &Sale) -> Want {
         let Some(listing) = current else { return Want::default() };
         let title = Posting::of_title(listing);
-        let keeps = match listing.status {
-            ListingStatus::Active => true,
-            ListingStatus::Sold => !sale_final,
-            ListingStatus::Removed => false,
+        let keeps = match (listing.status, sale) {
+            (ListingStatus::Active, _) => true,
+            (ListingStatus::Sold, Sale::Unknown) => true,
+            (ListingStatus::Sold, Sale::Accepted) => false,
+            (ListingStatus::Sold, Sale::AcceptedIfSoldBefore(cutoff)) => listing.updated_at >= *cutoff,
+            (ListingStatus::Removed, _) => false,
         };
         let allowed = if keeps { title.iter().map(|p| p.term.clone()).collect() } else { BTreeSet::new() };
         let put = if listing.status == ListingStatus::Active { title.clone() } else { Vec::new() };
@@ -167,12 +185,15 @@ impl Want {
 /// Brings the listing's postings to what its current state asks: puts the
 /// postings it must have (after reading them, if it was relisted: kept
 /// through the sale, they are usually all there) and deletes every term
-/// named or of its title it may not keep. Returns the writes sent
-/// (`BatchWriteItem` requests).
+/// named or of its title it may not keep. A listing that left `active`
+/// while its postings were put loses them again: an order's record on
+/// another shard may have deleted them in between (a relisting puts back
+/// what is missing). Returns the writes sent (`BatchWriteItem` requests).
 pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError> {
     let listing = &touched.listing;
-    let current: Option<Listing> = store.get_consistent(&keys::listing(listing)?).await?;
-    let want = Want::of(current.as_ref(), touched.sale_final);
+    let key = keys::listing(listing)?;
+    let current: Option<Listing> = store.get_consistent(&key).await?;
+    let want = Want::of(current.as_ref(), &touched.sale);
     let deletes = want.stale(&touched.terms).into_iter().map(|t| keys::posting(t, listing).map(Key::from));
     let deletes = deletes.collect::<Result<Vec<Key>, _>>()?;
     let puts = if touched.relisted && !want.put.is_empty() {
@@ -182,7 +203,15 @@ pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError>
     } else {
         want.put
     };
-    store.write_batch(&puts, &deletes).await
+    let mut writes = store.write_batch(&puts, &deletes).await?;
+    if !puts.is_empty() {
+        let now: Option<Listing> = store.get_consistent(&key).await?;
+        if now.is_none_or(|l| l.status != ListingStatus::Active) {
+            let put = puts.iter().map(|p| keys::posting(&p.term, listing).map(Key::from));
+            writes += store.write_batch::<Posting>(&[], &put.collect::<Result<Vec<_>, _>>()?).await?;
+        }
+    }
+    Ok(writes)
 }
 
 /// Reads and writes of one listing's postings that its writer moved in between.
@@ -203,15 +232,12 @@ pub enum Settled {
     Unreadable,
 }
 
-/// What a scan page holds of search: its listings (by id), the listings
-/// of its final orders, and the postings it holds of other listings.
+/// What a scan page holds of search: its listings (by id) and the postings
+/// it holds of other listings.
 #[derive(Default)]
 pub struct Named {
     /// Listings the page holds: their postings are settled.
     pub listings: BTreeSet<ListingId>,
-    /// Listings whose sale a final order of the page made final: settled
-    /// as such.
-    pub final_sales: BTreeSet<ListingId>,
     /// Postings the page holds, by listing: checked against the listing.
     pub postings: BTreeMap<ListingId, Vec<Posting>>,
 }
@@ -221,9 +247,6 @@ impl Named {
     pub fn add(&mut self, image: &Image) {
         match &image.body {
             Body::Posting(p) => self.postings.entry(p.listing_id).or_default().push(p.clone()),
-            Body::Order(OrderImage { listing_id: Some(listing), status }) if status.is_final_sale() => {
-                self.final_sales.insert(*listing);
-            }
             _ => {
                 if let Some(listing) = image.listing_id() {
                     self.listings.insert(listing);
@@ -233,20 +256,20 @@ impl Named {
     }
 
     /// The listings whose postings need settling, with the terms of their
-    /// postings to check: the page's own, those of its final orders, and
-    /// those of its postings that their listing (read in one
-    /// `BatchGetItem`) would not keep as they are.
-    pub async fn to_settle(self, store: &Store) -> Result<BTreeMap<ListingId, Touched>, StoreError> {
+    /// postings to check: the page's own, and those of its postings that
+    /// their listing (read in one `BatchGetItem`) would not keep as they
+    /// are; a sold listing's sale taken as accepted if it was sold before
+    /// `sold_before` (RFC 3339).
+    pub async fn to_settle(self, store: &Store, sold_before: &str) -> Result<BTreeMap<ListingId, Touched>, StoreError> {
+        let sale = Sale::AcceptedIfSoldBefore(sold_before.to_owned());
+        let blank = |l: ListingId| Touched { sale: sale.clone(), ..Touched::listing(l) };
         // A page's own listing is settled with the terms of its postings the
         // page holds too (a stray one among them is deleted).
         let touched = |l: &ListingId| Touched {
-            listing: *l,
             terms: self.postings.get(l).into_iter().flatten().map(|p| p.term.clone()).collect(),
-            sale_final: self.final_sales.contains(l),
-            relisted: false,
+            ..blank(*l)
         };
-        let settled = self.listings.union(&self.final_sales);
-        let mut out: BTreeMap<ListingId, Touched> = settled.map(|l| (*l, touched(l))).collect();
+        let mut out: BTreeMap<ListingId, Touched> = self.listings.iter().map(|l| (*l, touched(l))).collect();
         let others: Vec<ListingId> = self.postings.keys().filter(|l| !out.contains_key(*l)).copied().collect();
         let keys = others.iter().map(|l| keys::listing(l).map(Key::from)).collect::<Result<Vec<_>, _>>()?;
         // One by one: a listing that does not decode is left (reconcile's
@@ -259,10 +282,10 @@ impl Named {
             .map(|l| (l.listing_id, l))
             .collect();
         for listing in others {
-            let want = Want::of(current.get(&listing), false);
+            let want = Want::of(current.get(&listing), &sale);
             for p in self.postings.get(&listing).into_iter().flatten() {
                 if !want.keeps(p) {
-                    out.entry(listing).or_insert_with(|| Touched::listing(listing)).terms.insert(p.term.clone());
+                    out.entry(listing).or_insert_with(|| blank(listing)).terms.insert(p.term.clone());
                 }
             }
         }
@@ -271,7 +294,7 @@ impl Named {
 }
 
 /// Settles one listing's postings: those its current state asks for (and
-/// whether its sale is final, `touched`), and the terms of `touched`
+/// what is known of its sale, `touched`), and the terms of `touched`
 /// (postings seen of it) deleted unless the current state may keep them.
 /// A listing or posting that does not decode is left (`Unreadable`).
 pub async fn settle(store: &Store, touched: &Touched, dry_run: bool) -> Result<Settled, StoreError> {
@@ -288,7 +311,7 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
     let mut terms = touched.terms.clone();
     let mut repaired = false;
     for _ in 0..ATTEMPTS {
-        let want = Want::of(current.as_ref(), touched.sale_final);
+        let want = Want::of(current.as_ref(), &touched.sale);
         let mut asked: BTreeSet<&str> = want.put.iter().map(|p| p.term.as_str()).collect();
         asked.extend(want.stale(&terms));
         let asked = asked.into_iter().map(|t| keys::posting(t, listing)).collect::<Result<Vec<_>, _>>()?;
@@ -345,23 +368,22 @@ mod tests {
             new: order(new, listing),
         };
         let touched = Touched::of_record(&record).ok()??;
-        Some((touched.listing, touched.sale_final, touched.terms.len()))
+        Some((touched.listing, touched.sale == Sale::Accepted, touched.terms.len()))
     }
 
-    /// Only a listing order's record that moves it into shipped or
-    /// delivered from a status that could still be cancelled makes its
-    /// sale final (not a later write of a delivered order, such as a
-    /// review's id): seen failing with the previous status not checked.
+    /// Only a listing order's record that moves it out of pending into an
+    /// accepted status accepts its sale (not a later write of an accepted
+    /// order: a shipment, a review's id): seen failing with the previous
+    /// status not checked.
     #[test]
-    fn an_order_moving_into_a_final_status_makes_its_listing_s_sale_final() {
+    fn an_order_leaving_pending_for_confirmed_accepts_its_listing_s_sale() {
         let listing: ListingId = LISTING.parse().unwrap();
-        assert_eq!(sale(Some("confirmed"), "shipped", true), Some((listing, true, 0)));
+        assert_eq!(sale(Some("pending"), "confirmed", true), Some((listing, true, 0)));
         assert_eq!(sale(None, "delivered", true), Some((listing, true, 0)), "restored as delivered");
-        for (old, new) in
-            [("shipped", "delivered"), ("delivered", "delivered"), ("pending", "confirmed"), ("confirmed", "cancelled")]
-        {
+        let later = [("confirmed", "shipped"), ("shipped", "delivered"), ("delivered", "delivered")];
+        for (old, new) in later.into_iter().chain([("pending", "cancelled"), ("confirmed", "cancelled")]) {
             assert_eq!(sale(Some(old), new, true), None, "{old} -> {new}");
         }
-        assert_eq!(sale(Some("confirmed"), "shipped", false), None, "a catalog order sold no listing");
+        assert_eq!(sale(Some("pending"), "confirmed", false), None, "a catalog order sold no listing");
     }
 }

@@ -200,10 +200,10 @@ impl OrderStatus {
         )
     }
 
-    /// Whether the order's sale can no longer be cancelled (shipped or
-    /// delivered): a listing it sold stays sold for good.
-    pub fn is_final_sale(self) -> bool {
-        matches!(self, OrderStatus::Shipped | OrderStatus::Delivered)
+    /// Whether the seller accepted the sale (confirmed, shipped or
+    /// delivered): no longer pending, so the expiry sweeper leaves it.
+    pub fn is_accepted(self) -> bool {
+        matches!(self, OrderStatus::Confirmed | OrderStatus::Shipped | OrderStatus::Delivered)
     }
 }
 

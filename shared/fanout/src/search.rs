@@ -115,6 +115,8 @@ pub struct SearchPage {
     pub postings_read: usize,
     /// The 4 KB units the queries were billed.
     pub units: usize,
+    /// The list the page read on (its driver), for [`read_on`].
+    pub driver: Option<Term>,
 }
 
 /// Whether a posting matches the query (and the category, if given).
@@ -198,53 +200,102 @@ pub async fn page<A: ListAsker>(
             sparsest.map_or(0, |(i, _)| i)
         }
     };
-    let Some(mut answer) = heads.into_iter().nth(driver) else { return Ok(out) };
-    loop {
-        // The listings the units left can still read (one at least: every
-        // page moves the walk on).
-        let room = budget.units.saturating_sub(out.units).max(1).min(limit);
-        let mut last_read = None;
-        for (k, posted) in answer.postings.iter().enumerate() {
-            if !matches(query, category, posted) {
+    let Some(answer) = heads.into_iter().nth(driver) else { return Ok(out) };
+    out.driver = lists.get(driver).cloned();
+    let walk = Walk { query, category, limit, budget, sent: 0 };
+    walk.drive(asker, &lists[driver], answer, None, out).await
+}
+
+/// Matches of the page's driver list (`page.driver`) older than `after`,
+/// up to `limit`, within what is left of the page's `budget` once `page`
+/// and the listings it found are read: for a page that found listings no
+/// longer active (a sold one keeps its postings while its order is pending)
+/// and reads on to fill itself. No head is read again; the page's queries
+/// count toward [`MAX_QUERIES`].
+pub async fn read_on<A: ListAsker>(
+    query: &Query,
+    category: Option<&str>,
+    page: &SearchPage,
+    limit: usize,
+    after: Ulid,
+    budget: Budget,
+    asker: &A,
+) -> Result<SearchPage, A::Error> {
+    let out = SearchPage { driver: page.driver.clone(), ..SearchPage::default() };
+    let Some(driver) = &page.driver else { return Ok(out) };
+    let walk = Walk { query, category, limit: limit.max(1), budget, sent: page.queries };
+    walk.drive(asker, driver, ListAnswer { more: true, ..ListAnswer::default() }, Some(after), out).await
+}
+
+/// A page's walk down its driver list.
+struct Walk<'a> {
+    query: &'a Query,
+    category: Option<&'a str>,
+    limit: usize,
+    budget: Budget,
+    /// Queries the page sent before this walk.
+    sent: usize,
+}
+
+impl Walk<'_> {
+    /// Takes the matches of `answer` (the driver's postings after
+    /// `last_read`) and reads the driver on until the page is full, the
+    /// list ends, [`MAX_QUERIES`] are sent or the budget is spent.
+    async fn drive<A: ListAsker>(
+        &self,
+        asker: &A,
+        driver: &Term,
+        mut answer: ListAnswer,
+        mut last_read: Option<Ulid>,
+        mut out: SearchPage,
+    ) -> Result<SearchPage, A::Error> {
+        let (query, category, limit, budget) = (self.query, self.category, self.limit, self.budget);
+        loop {
+            // The listings the units left can still read (one at least: every
+            // page moves the walk on).
+            let room = budget.units.saturating_sub(out.units).max(1).min(limit);
+            for (k, posted) in answer.postings.iter().enumerate() {
+                if !matches(query, category, posted) {
+                    last_read = Some(posted.id);
+                    continue;
+                }
+                if out.found.len() >= room {
+                    // Out of units: the next page starts after the last found.
+                    out.stopped_early = true;
+                    out.next = out.found.last().copied();
+                    return Ok(out);
+                }
                 last_read = Some(posted.id);
-                continue;
+                out.found.push(posted.id);
+                if out.found.len() == limit {
+                    // Full: a cursor if a match follows or the list goes on
+                    // (then the next page may be empty: no read to find out).
+                    let rest = answer.postings[k + 1..].iter().any(|p| matches(query, category, p));
+                    out.next = (rest || answer.more).then_some(posted.id);
+                    return Ok(out);
+                }
             }
-            if out.found.len() >= room {
-                // Out of units: the next page starts after the last found.
+            if !answer.more {
+                return Ok(out);
+            }
+            // What is left once the listings found are read: a query takes a
+            // unit at least and an answer another.
+            let left = budget.units.saturating_sub(out.units + out.found.len());
+            let requests_left = budget.requests.saturating_sub(out.queries + 1);
+            let Some(from) = last_read else { return Ok(out) };
+            let splits = driver.list_count();
+            if self.sent + out.queries + splits > MAX_QUERIES || requests_left < splits || left < splits + 1 {
                 out.stopped_early = true;
-                out.next = out.found.last().copied();
+                out.next = Some(from);
                 return Ok(out);
             }
-            last_read = Some(posted.id);
-            out.found.push(posted.id);
-            if out.found.len() == limit {
-                // Full: a cursor if a match follows or the list goes on
-                // (then the next page may be empty: no read to find out).
-                let rest = answer.postings[k + 1..].iter().any(|p| matches(query, category, p));
-                out.next = (rest || answer.more).then_some(posted.id);
-                return Ok(out);
-            }
+            let holds = (left / 2).max(splits) * UNIT_BYTES / MAX_POSTING_BYTES / splits;
+            let (mut answers, read_on) = read(asker, &[driver], Some(from), holds.min(DRIVER_LIMIT)).await?;
+            answer = answers.pop().unwrap_or_default();
+            out.queries += splits;
+            out.postings_read += read_on;
+            out.units += answer.units.max(1);
         }
-        if !answer.more {
-            return Ok(out);
-        }
-        // What is left once the listings found are read: a query takes a
-        // unit at least and an answer another.
-        let left = budget.units.saturating_sub(out.units + out.found.len());
-        let requests_left = budget.requests.saturating_sub(out.queries + 1);
-        let Some(from) = last_read else { return Ok(out) };
-        let splits = lists[driver].list_count();
-        if out.queries + splits > MAX_QUERIES || requests_left < splits || left < splits + 1 {
-            out.stopped_early = true;
-            out.next = Some(from);
-            return Ok(out);
-        }
-        let holds = (left / 2).max(splits) * UNIT_BYTES / MAX_POSTING_BYTES / splits;
-        let (mut answers, read_on) = read(asker, &[&lists[driver]], Some(from), holds.min(DRIVER_LIMIT)).await?;
-        answer = answers.pop().unwrap_or_default();
-        out.queries += splits;
-        out.postings_read += read_on;
-        out.units += answer.units.max(1);
     }
 }
 

@@ -314,7 +314,7 @@ pub mod posting {
         key: key(Index::Table, "SEARCH#<term>", "LISTING#<listingId>"),
         indexes: &[],
         defaults: &[],
-        note: "written and deleted by the stream processor (and reconcile) from the listing's current state (active; a sold listing keeps its own until its sale is final, its order shipped): one per beginning of 1 to 3 characters of an indexed word of the title (the first 24: `ce*`, `cer*`; a one-character beginning in one of four lists by listing id, `c*0` to `c*3`); newest first by listing id",
+        note: "written and deleted by the stream processor (and reconcile) from the listing's current state (active; a sold listing keeps its own while its order is pending, until confirmed): one per beginning of 1 to 3 characters of an indexed word of the title (the first 24: `ce*`, `cer*`; a one-character beginning in one of four lists by listing id, `c*0` to `c*3`); newest first by listing id",
     };
 }
 

@@ -183,7 +183,7 @@ pub struct CategoryRatingSlot {
 
 /// A listing's posting under one search term ([`domain::words::Term`]),
 /// kept by the stream processor from the listing's current state while it
-/// is active. It carries what a search filters on, so a page reads the
+/// is active (and, once sold, while its order is pending). It carries what a search filters on, so a page reads the
 /// listings only for the postings it returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -200,8 +200,8 @@ pub struct Posting {
 
 impl Posting {
     /// The postings a listing must have: one per term of its title while
-    /// it is active, none otherwise (a sold one may keep its title's until
-    /// its sale is final: `derived::postings`).
+    /// it is active, none otherwise (a sold one may keep its title's while
+    /// its order is pending: `derived::postings`).
     pub fn of_listing(listing: &Listing) -> Vec<Posting> {
         if listing.status != ListingStatus::Active {
             return Vec::new();

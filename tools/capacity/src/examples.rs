@@ -39,10 +39,11 @@ pub struct Ids {
     pub place: domain::geo::Location,
     /// Whether the draw is in the hot city.
     pub in_city: bool,
-    /// Whether the draw's listing sale becomes final (shipped) rather than
-    /// cancelled: the mix's listing orders less its cancels (every cancel
-    /// is of a listing order here), as a share of the draws.
-    pub sale_final: bool,
+    /// Whether the draw's listing sale is accepted (confirmed) rather than
+    /// cancelled while pending: the mix's listing orders less its cancels
+    /// (every cancel is of a pending listing order here), as a share of
+    /// the draws.
+    pub sale_accepted: bool,
 }
 
 pub(crate) fn attrs<E: serde::Serialize>(record: &E) -> Attrs {

@@ -94,8 +94,10 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 let none = Change::untimed(keys::listing(&ids.new_listing)?);
                 out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
             }
-            // And its search postings, put.
+            // And its search postings, put, and the listing read again
+            // (one that left `active` meanwhile loses what was put).
             out.extend(postings(ids, &ids.new_listing, kb)?);
+            out.push(get(keys::listing(&ids.new_listing)?, kb.listing, true));
             out
         }
         Op::BeyondAp5 => {
@@ -162,11 +164,12 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             let before = attrs(&listing(ids, &ids.sold_listing, ListingStatus::Active));
             let bought = (keys::listing(&ids.sold_listing)?.into(), ids.sold_listing.to_string(), kb.listing);
             let mut out = placement(ids, kb, true, bought, update(listing_decl, &before, &sell, kb.listing, true)?)?;
-            // The sold listing keeps its postings until the sale is final
-            // (its order shipped: a cancel before then relists it), when
-            // the stream processor reads the listing and deletes them: in
-            // the share of the draws whose sale is not cancelled.
-            if ids.sale_final {
+            // The sold listing keeps its postings while its order is
+            // pending (a cancel then relists it); the seller's confirm has
+            // the stream processor read the listing and delete them: in
+            // the share of the draws whose sale is not cancelled (each
+            // cancel of the mix is of a pending listing order).
+            if ids.sale_accepted {
                 out.extend(postings(ids, &ids.sold_listing, kb)?);
             }
             out
@@ -310,7 +313,7 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
 }
 
 /// What the stream processor writes of a listing's search postings when it
-/// enters or leaves active (a creation, a relisting, a sale): the listing
+/// is created or its sale accepted (a confirm): the listing
 /// read consistently, then its terms put or deleted in one
 /// `BatchWriteItem` (8: the corpus's 8.2 a title rounded down; one on the
 /// drawn term, 7 on cold ones), a write unit each.

@@ -141,7 +141,7 @@ fn ids_of(j: usize, mix: &Mix) -> Result<Ids, String> {
             place(-60.0 + (j % 120) as f64, (j * 7 % 360) as f64 - 180.0)?
         },
         in_city: hot("city", 6),
-        sale_final: (((j + 7 * 37) % DRAWS) as f64) < mix.final_share() * DRAWS as f64,
+        sale_accepted: (((j + 7 * 37) % DRAWS) as f64) < mix.accepted_share() * DRAWS as f64,
     })
 }
 

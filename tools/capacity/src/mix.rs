@@ -38,20 +38,20 @@ pub(crate) struct Mix {
     /// still reach ([`crate::held`]; docs/capacity.md says why).
     #[serde(default)]
     pub(crate) known_contended: BTreeMap<String, f64>,
-    /// The share of listing sales that become final, kept when a kind is
-    /// priced alone ([`Mix::final_share`]).
+    /// The share of listing sales that are accepted, kept when a kind is
+    /// priced alone ([`Mix::accepted_share`]).
     #[serde(skip)]
-    pub(crate) sales_final: Option<f64>,
+    pub(crate) sales_accepted: Option<f64>,
 }
 
 impl Mix {
-    /// The share of listing sales that become final (shipped): those of
+    /// The share of listing sales that are accepted (confirmed): those of
     /// the mix's listing orders its cancels do not undo (every cancel is
-    /// of a listing order in the model).
-    pub(crate) fn final_share(&self) -> f64 {
+    /// of a pending listing order in the model).
+    pub(crate) fn accepted_share(&self) -> f64 {
         let rate = |kind| self.requests_per_second.get(&kind).copied().unwrap_or(0.0);
         let sold = rate(kinds::Kind::PlaceListingOrder);
-        self.sales_final.unwrap_or(if sold > 0.0 {
+        self.sales_accepted.unwrap_or(if sold > 0.0 {
             (1.0 - rate(kinds::Kind::CancelOrder) / sold).clamp(0.0, 1.0)
         } else {
             1.0

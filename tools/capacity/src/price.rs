@@ -63,7 +63,7 @@ pub fn by_kind(mix: &Mix, batches_per_second: f64) -> Result<BTreeMap<Kind, Pric
     let mut out = BTreeMap::new();
     for (kind, rate) in &mix.requests_per_second {
         let requests_per_second = BTreeMap::from([(*kind, *rate)]);
-        let alone = Mix { requests_per_second, sales_final: Some(mix.final_share()), ..mix.clone() };
+        let alone = Mix { requests_per_second, sales_accepted: Some(mix.accepted_share()), ..mix.clone() };
         out.insert(*kind, of(&evaluate(&alone)?, *rate, batches_per_second));
     }
     Ok(out)

@@ -48,6 +48,7 @@ pub async fn reconcile(args: &[String]) -> Result<(), String> {
             rcu: value(args, "--rcu")?.unwrap_or(defaults.budget.rcu),
             wcu: value(args, "--wcu")?.unwrap_or(defaults.budget.wcu),
         },
+        sold_postings_for: reconcile::sold_postings_for(maintenance::expire::timeout_from_env()?),
         ..defaults
     };
     let (store, _) = target().await?;

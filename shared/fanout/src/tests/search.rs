@@ -344,3 +344,60 @@ fn one_character_queries_read_their_four_lists_merged_exactly() {
         assert_eq!(p.queries.min(4), 4, "{q:?}: the four lists of one prefix: {p:?}");
     }
 }
+
+/// Walks as the search route pages them when one listing in `1/of` is no
+/// longer active (a sold one keeps its postings): each page drops those it
+/// found and reads on once ([`read_on`]) within what is left of its
+/// bound. Exact against a brute-force filter of the rest, each page within
+/// its bound, and full but the last unless it says it stopped early or
+/// dropped one; a page of 7 that met a dropped listing fills itself most
+/// of the time. Seen failing with `read_on` walking within a fresh page's
+/// budget instead of what the first read left.
+#[test]
+fn pages_that_drop_listings_read_on_and_the_walk_is_exact() {
+    let m = memory();
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let (mut short, mut filled, mut walked) = ([0; 3], [0; 3], 0);
+    for (i, (q, category)) in queries(&m, 300, 7).iter().enumerate() {
+        let Ok(query) = Query::parse(q) else { continue };
+        let (limit, of) = ([7, 20, 50][i % 3], [10, 10, 40][i % 3]);
+        let gone = |id: &Ulid| id.random().is_multiple_of(of);
+        let category = category.as_deref();
+        let (mut got, mut before) = (Vec::new(), None);
+        loop {
+            let mut budget = Budget::page(limit);
+            let first = runtime.block_on(page(&query, category, limit, before, budget, &m)).unwrap();
+            let mut p = first.clone();
+            let mut answered: Vec<Ulid> = p.found.iter().copied().filter(|id| !gone(id)).collect();
+            budget = budget.less(p.queries + 1, p.units + p.found.len());
+            let dropped = answered.len() < p.found.len();
+            if let Some(after) = p.next.filter(|_| dropped && !p.stopped_early) {
+                p = runtime
+                    .block_on(read_on(&query, category, &first, limit - answered.len(), after, budget, &m))
+                    .unwrap();
+                assert!(p.units + p.found.len() <= budget.units && p.queries < budget.requests, "{q}: {p:?}");
+                assert!(first.queries + p.queries <= MAX_QUERIES, "{q}: {first:?} {p:?}");
+                answered.extend(p.found.iter().copied().filter(|id| !gone(id)));
+                filled[i % 3] += usize::from(answered.len() == limit);
+            }
+            assert!(answered.len() <= limit);
+            if answered.len() < limit && p.next.is_some() {
+                short[i % 3] += 1;
+                assert!(p.stopped_early || dropped, "{q}: short, not said: {p:?}");
+            }
+            got.extend(answered);
+            assert!(p.next.is_none() || p.next != before, "every page moves the walk on");
+            before = p.next;
+            if before.is_none() {
+                break;
+            }
+        }
+        let want: Vec<Ulid> = brute(&m, &query, category).into_iter().filter(|id| !gone(id)).collect();
+        assert_eq!(got, want, "{q:?} in {category:?}, limit {limit}, one in {of} gone");
+        walked += 1;
+    }
+    println!("{walked} walks; pages filled by reading on {filled:?}, short {short:?} (limits 7, 20, 50)");
+    // A page of 7 has room to read on; one of 20 or 50 has spent nearly
+    // all of its bound on the listings it read (a unit each).
+    assert!(walked > 200 && filled[0] > short[0], "{walked} walks; {filled:?} filled, {short:?} short");
+}
