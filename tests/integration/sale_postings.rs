@@ -7,7 +7,7 @@
 //! Reconcile deletes any sold listing's postings, and a cancel after it
 //! puts them back.
 
-use integration_tests::derived::{differences, s, scan};
+use integration_tests::derived::{differences, differences_after_reconcile, s, scan};
 use integration_tests::hostile::Hostile;
 use integration_tests::metered::{assert_pages_within, Fullness, Function, Route};
 use integration_tests::{listings, move_order, orders, process_stream, req, stream_records, As, Reply, TestTable};
@@ -218,13 +218,15 @@ async fn reconcile_deletes_a_sold_listing_s_postings_once_its_order_cannot_be_pe
     // The confirmation's record is lost: every record but the last processed.
     let records = stream_records(&t).await;
     assert_eq!(process_stream(&t, records[seen..records.len() - 1].to_vec()).await, Vec::<String>::new());
-    assert_eq!(postings_of(&t, &accepted).await.len(), 9, "the accepted sale's postings are left");
+    assert_eq!(postings_of(&t, &accepted).await.len(), 9);
+    assert_eq!(differences(&t.deps.store).await.len(), 9, "the accepted sale's postings are left");
 
     // Sold moments ago: both may still be pending as far as reconcile knows.
     let unpaced = Options { budget: Budget { rcu: 0.0, wcu: 0.0 }, ..Options::default() };
     let young = reconcile::run(&t.deps.store, unpaced).await;
     assert_eq!(young.of(Kind::SearchPostings).found, 0, "{young:?}");
     assert_eq!((postings_of(&t, &accepted).await.len(), postings_of(&t, &pending).await.len()), (9, 9));
+    assert_eq!(differences_after_reconcile(&t.deps.store).await, Vec::<String>::new());
 
     // Once the pending timeout has passed (here: none), both lose them.
     let old = Options { sold_postings_for: std::time::Duration::ZERO, ..unpaced };
@@ -244,5 +246,42 @@ async fn reconcile_deletes_a_sold_listing_s_postings_once_its_order_cannot_be_pe
     assert_eq!(writes_of_postings(&sent), 1, "{sent:?}");
     assert_eq!(postings_of(&t, &pending).await.len(), 9);
     assert_eq!(found(&t, "oak").await, ["Oak side table"]);
+    assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
+}
+
+/// The seller confirms while the buyer cancels the confirmed order: the
+/// confirmation's deletes (its record on the order's shard) land after the
+/// cancel's relisting (on the listing's shard) found every posting there
+/// and put none. The confirmation's read of the listing after its writes
+/// sees it relisted and puts them back. Seen failing with no read after a
+/// delete (the relisted listing had no postings).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirmation_s_deletes_landing_after_a_relisting_are_put_back() {
+    use derived::postings::{sync, Sale, Touched};
+    use integration_tests::faults::{Fault, DELAY};
+    let (t, faults) = TestTable::with_faults().await;
+    let lamp = create(&t, "Walnut desk lamp").await;
+    let (seen, _) = process_from(&t, 0).await;
+    let order = buy(&t, &lamp, "race-1").await;
+    let (seen, _) = process_from(&t, seen).await;
+    move_to(&t, &order, "alice", "confirmed").await;
+    let seen = seen + 1;
+    // The confirmation's record: its deletes held back.
+    faults.delay_through(&integration_tests::delaying_proxy(DELAY).await);
+    faults.inject("BatchWriteItem", Fault::Delayed, 1);
+    let (store, id) = (t.deps.store.clone(), lamp.parse().unwrap());
+    let accepted = Touched { sale: Sale::Accepted, ..Touched::listing(id) };
+    let confirming = tokio::spawn(async move { sync(&store, &accepted).await });
+    tokio::time::sleep(DELAY / 4).await;
+    assert_eq!(faults.pending(), 0, "the confirmation's deletes are waiting");
+    // Meanwhile the buyer cancels and the relisting is processed: every
+    // posting still there, none put.
+    move_to(&t, &order, "bob", "cancelled").await;
+    let (_, sent) = process_from(&t, seen).await;
+    assert_eq!(writes_of_postings(&sent), 0, "{sent:?}");
+    // The deletes land; the confirmation sees the listing relisted.
+    assert_eq!(confirming.await.unwrap().unwrap(), 2, "the deletes, then the postings put back");
+    assert_eq!(postings_of(&t, &lamp).await.len(), 9);
+    assert_eq!(found(&t, "walnut").await, ["Walnut desk lamp"]);
     assert_eq!(differences(&t.deps.store).await, Vec::<String>::new());
 }

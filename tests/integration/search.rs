@@ -179,6 +179,8 @@ async fn walks_over_corpus_titles_are_exact() {
         want.reverse();
         let (got, requests) = walk(&t, q, 7, category).await;
         assert_eq!(got, want, "{q:?} in {category:?}");
+        // At most MAX_QUERIES queries and a BatchGetItem of the listings
+        // (two when a page reads on past a listing no longer active: none here).
         for r in &requests {
             assert!(r.len() <= fanout::search::MAX_QUERIES + 1, "{q}: {r:?}");
         }

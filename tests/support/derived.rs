@@ -67,8 +67,21 @@ fn of<T: serde::de::DeserializeOwned>(item: &Item) -> T {
     serde_dynamo::from_item(item.clone()).expect("a readable item")
 }
 
-/// Every way the derived data differs from the base items (empty: exact).
+/// Every way the derived data differs from the base items (empty: exact),
+/// as the stream processor keeps it: a sold listing keeps its postings
+/// only while its order is pending.
 pub async fn differences(store: &Store) -> Vec<String> {
+    differences_of(store, false).await
+}
+
+/// The same as reconcile alone leaves it: it reads no orders, so a sold
+/// listing may also keep its postings while it was sold within
+/// reconcile's window (`sold_postings_for`).
+pub async fn differences_after_reconcile(store: &Store) -> Vec<String> {
+    differences_of(store, true).await
+}
+
+async fn differences_of(store: &Store, reconciled: bool) -> Vec<String> {
     let items = scan(store).await;
     let mut out = Vec::new();
     let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
@@ -192,16 +205,16 @@ pub async fn differences(store: &Store) -> Vec<String> {
         }
     }
     out.extend(favorite_markers.keys().filter(|k| !seen.contains(*k)).map(|k| format!("favorite {k:?} has no marker")));
-    out.extend(postings(&items));
+    out.extend(postings(&items, reconciled));
     out
 }
 
 /// Search postings missing, extra or holding other than their listing's
 /// current words and category: an active listing has its title's, a sold
-/// one may keep them while its order is pending or, as reconcile knows no
-/// orders, while it was sold within reconcile's window
-/// (`sold_postings_for`), and any other has none (`derived::postings`).
-fn postings(items: &[Item]) -> Vec<String> {
+/// one may keep them while its order is pending (and, `reconciled`, while
+/// it was sold within reconcile's window), and any other has none
+/// (`derived::postings`).
+fn postings(items: &[Item], reconciled: bool) -> Vec<String> {
     let by_type = |t: EntityType| items.iter().filter(move |i| s(i, "entityType") == t.as_str());
     let pending_sales: BTreeSet<String> = by_type(EntityType::Order)
         .map(of::<domain::model::Order>)
@@ -210,7 +223,8 @@ fn postings(items: &[Item]) -> Vec<String> {
         .collect();
     let window = maintenance::reconcile::Options::default().sold_postings_for;
     let recent = domain::time::rfc3339(domain::time::now_ms().saturating_sub(window.as_millis() as u64));
-    let may_keep = |l: &Listing| pending_sales.contains(&l.listing_id.to_string()) || l.updated_at >= recent;
+    let may_keep =
+        |l: &Listing| pending_sales.contains(&l.listing_id.to_string()) || (reconciled && l.updated_at >= recent);
     let keyed = |p: Posting| ((p.term.clone(), p.listing_id.to_string()), p);
     let listings: Vec<Listing> = by_type(EntityType::Listing).map(of::<Listing>).collect();
     let want: BTreeMap<(String, String), Posting> = listings.iter().flat_map(Posting::of_listing).map(keyed).collect();

@@ -5,7 +5,8 @@
 //! carrying the title's words and category); a page reads the rarest of
 //! the query's posting lists and filters ([`fanout::search`]), at most
 //! [`fanout::search::MAX_QUERIES`] queries, then reads the listings it
-//! returns in one `BatchGetItem` and keeps those still active and matching
+//! returns in one `BatchGetItem` (two when it reads on) and keeps those
+//! still active and matching
 //! (a posting lags its listing by the stream's delay, and a sold listing
 //! keeps its postings while its order is pending). A page that dropped one
 //! reads on once within what is left of its bound
@@ -85,8 +86,8 @@ struct SearchBody {
     next_cursor: Option<String>,
     /// The page is short but not the last: it stopped at its bound of
     /// queries or read units before it was full, or a listing its postings
-    /// named was no longer active and what was left of the bound did not
-    /// hold another; the cursor goes on after the last listing answered or
+    /// named was no longer active and reading on once within the bound did
+    /// not fill it; the cursor goes on after the last listing answered or
     /// looked at.
     stopped_early: bool,
 }

@@ -6,9 +6,12 @@
 //! relists it with its postings still there), until the seller accepts it
 //! (confirmed); any other has none. What the current state asks for is put
 //! and every other term named is deleted, so a replayed, duplicated or
-//! reordered record changes nothing (it rewrites the current state), and a
-//! posting a record left behind is deleted by the next record of the
-//! listing, whose old image names it.
+//! reordered record changes nothing (it rewrites the current state; a
+//! replayed confirmation of an earlier order deletes the postings of a
+//! listing sold again and pending, which is safe), and a posting a record
+//! left behind is deleted by the next record of the listing, whose old
+//! image names it. Every write is followed by a read of the listing, and a
+//! change meanwhile settles it again (see [`sync`]).
 //!
 //! - The stream processor: [`Touched::of_record`] (a record that changes
 //!   what a listing is found by: an insert, a removal, a new title, status
@@ -132,7 +135,10 @@ impl Touched {
         Touched { listing, terms: BTreeSet::new(), sale: Sale::Unknown, relisted: false }
     }
 
-    /// Adds another record's terms and findings of the same listing.
+    /// Adds another record's terms and findings of the same listing (an
+    /// accepted sale wins: deleting a sold listing's postings is always
+    /// safe; only the stream merges, and it knows a sale as accepted or not
+    /// at all).
     pub fn merge(&mut self, other: Touched) {
         self.terms.extend(other.terms);
         if other.sale == Sale::Accepted {
@@ -170,6 +176,11 @@ impl Want {
         Want { put, title, allowed }
     }
 
+    /// Whether the state puts a posting under `term`.
+    fn puts(&self, term: &str) -> bool {
+        self.put.iter().any(|p| p.term == term)
+    }
+
     /// Whether a held posting is as the listing may keep it.
     fn keeps(&self, held: &Posting) -> bool {
         self.allowed.contains(&held.term) && self.title.contains(held)
@@ -183,33 +194,44 @@ impl Want {
 }
 
 /// Brings the listing's postings to what its current state asks: puts the
-/// postings it must have (after reading them, if it was relisted: kept
+/// postings it must have (after reading them if it was relisted: kept
 /// through the sale, they are usually all there) and deletes every term
-/// named or of its title it may not keep. A listing that left `active`
-/// while its postings were put loses them again: an order's record on
-/// another shard may have deleted them in between (a relisting puts back
-/// what is missing). Returns the writes sent (`BatchWriteItem` requests).
+/// named or of its title it may not keep. Then it reads the listing
+/// again: if another writer changed it meanwhile (a relisting on the
+/// listing's shard relying on postings an order's record on another shard
+/// is deleting, or a sale of a listing whose postings it is putting), it
+/// settles again from the newer state, deleting what it put unless that
+/// state puts it too (a sold listing's postings are optional: a relisting
+/// puts back what is missing). Returns the writes sent (`BatchWriteItem`
+/// requests).
 pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError> {
     let listing = &touched.listing;
     let key = keys::listing(listing)?;
-    let current: Option<Listing> = store.get_consistent(&key).await?;
-    let want = Want::of(current.as_ref(), &touched.sale);
-    let deletes = want.stale(&touched.terms).into_iter().map(|t| keys::posting(t, listing).map(Key::from));
-    let deletes = deletes.collect::<Result<Vec<Key>, _>>()?;
-    let puts = if touched.relisted && !want.put.is_empty() {
-        let asked = want.put.iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
-        let held: Vec<Posting> = store.batch_get(&asked, true).await?;
-        want.put.into_iter().filter(|p| !held.contains(p)).collect()
-    } else {
-        want.put
-    };
-    let mut writes = store.write_batch(&puts, &deletes).await?;
-    if !puts.is_empty() {
-        let now: Option<Listing> = store.get_consistent(&key).await?;
-        if now.is_none_or(|l| l.status != ListingStatus::Active) {
-            let put = puts.iter().map(|p| keys::posting(&p.term, listing).map(Key::from));
-            writes += store.write_batch::<Posting>(&[], &put.collect::<Result<Vec<_>, _>>()?).await?;
+    let mut current: Option<Listing> = store.get_consistent(&key).await?;
+    let (mut writes, mut mine) = (0, BTreeSet::new());
+    for round in 0..ATTEMPTS {
+        let want = Want::of(current.as_ref(), &touched.sale);
+        let mut stale: BTreeSet<&str> = want.stale(&touched.terms);
+        stale.extend(mine.iter().map(String::as_str).filter(|t| !want.puts(t)));
+        let deletes = stale.into_iter().map(|t| keys::posting(t, listing).map(Key::from));
+        let deletes = deletes.collect::<Result<Vec<Key>, _>>()?;
+        let puts = if (touched.relisted || round > 0) && !want.put.is_empty() {
+            let asked = want.put.iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
+            let held: Vec<Posting> = store.batch_get(&asked, true).await?;
+            want.put.iter().filter(|p| !held.contains(p)).cloned().collect()
+        } else {
+            want.put.clone()
+        };
+        if puts.is_empty() && deletes.is_empty() {
+            break;
         }
+        writes += store.write_batch(&puts, &deletes).await?;
+        mine.extend(puts.into_iter().map(|p| p.term));
+        let now: Option<Listing> = store.get_consistent(&key).await?;
+        if now.as_ref().map(|l| &l.updated_at) == current.as_ref().map(|l| &l.updated_at) {
+            break;
+        }
+        current = now;
     }
     Ok(writes)
 }
@@ -308,19 +330,22 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
     let listing = &touched.listing;
     let key = keys::listing(listing)?;
     let mut current: Option<Listing> = store.get_consistent(&key).await?;
-    let mut terms = touched.terms.clone();
+    // What this settle put: deleted in a later round unless that state puts it.
+    let mut mine: BTreeSet<String> = BTreeSet::new();
     let mut repaired = false;
     for _ in 0..ATTEMPTS {
         let want = Want::of(current.as_ref(), &touched.sale);
+        // The postings the state puts and those seen of it (the scan meets
+        // every posting, so a listing's title terms need no read of their own).
         let mut asked: BTreeSet<&str> = want.put.iter().map(|p| p.term.as_str()).collect();
-        asked.extend(want.stale(&terms));
+        asked.extend(touched.terms.iter().chain(&mine).map(String::as_str));
         let asked = asked.into_iter().map(|t| keys::posting(t, listing)).collect::<Result<Vec<_>, _>>()?;
         let held: Vec<Posting> = store.batch_get(&asked, true).await?;
         let puts: Vec<Posting> = want.put.iter().filter(|p| !held.contains(p)).cloned().collect();
-        // A held posting the state asks for is overwritten by its put.
+        // A held posting the state puts is overwritten by its put.
         let deletes: Vec<Key> = held
             .iter()
-            .filter(|h| !want.keeps(h) && !want.put.iter().any(|p| p.term == h.term))
+            .filter(|h| !want.puts(&h.term) && (!want.keeps(h) || mine.contains(&h.term)))
             .map(|h| keys::posting(&h.term, listing).map(Key::from))
             .collect::<Result<_, _>>()?;
         if puts.is_empty() && deletes.is_empty() {
@@ -331,14 +356,14 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
         }
         store.write_batch(&puts, &deletes).await?;
         repaired = true;
+        mine.extend(puts.into_iter().map(|p| p.term));
         let now: Option<Listing> = store.get_consistent(&key).await?;
         if now.as_ref().map(|l| &l.updated_at) == current.as_ref().map(|l| &l.updated_at) {
             return Ok(Settled::Repaired);
         }
-        // It changed: the next round deletes what this one wrote unless the
-        // newer state has it too (the stream may have processed the change
+        // It changed: the next round deletes what this one put unless the
+        // newer state puts it too (the stream may have processed the change
         // before this round's writes landed).
-        terms.extend(puts.into_iter().map(|p| p.term));
         current = now;
     }
     Ok(Settled::Moved)

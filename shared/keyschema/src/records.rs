@@ -183,8 +183,9 @@ pub struct CategoryRatingSlot {
 
 /// A listing's posting under one search term ([`domain::words::Term`]),
 /// kept by the stream processor from the listing's current state while it
-/// is active (and, once sold, while its order is pending). It carries what a search filters on, so a page reads the
-/// listings only for the postings it returns.
+/// is active (and, once sold, while its order is pending). It carries what
+/// a search filters on, so a page reads the listings only for the postings
+/// it returns.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Posting {

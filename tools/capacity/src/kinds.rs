@@ -94,10 +94,8 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
                 let none = Change::untimed(keys::listing(&ids.new_listing)?);
                 out.push(update_from(listing_decl, put_keys, &attrs(&new), &none, kb.listing, false)?);
             }
-            // And its search postings, put, and the listing read again
-            // (one that left `active` meanwhile loses what was put).
+            // And its search postings, put.
             out.extend(postings(ids, &ids.new_listing, kb)?);
-            out.push(get(keys::listing(&ids.new_listing)?, kb.listing, true));
             out
         }
         Op::BeyondAp5 => {
@@ -322,6 +320,9 @@ fn postings(ids: &Ids, listing: &domain::ids::ListingId, kb: Sizes) -> R {
     for term in posting_terms(ids, listing) {
         out.push(small_write(keys::posting(&term, listing)?.into_key(), kb.posting, false));
     }
+    // The listing read again after the writes (changed meanwhile: settled
+    // again from the newer state; the model's never is).
+    out.push(get(keys::listing(listing)?, kb.listing, true));
     Ok(out)
 }
 
