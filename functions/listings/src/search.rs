@@ -6,10 +6,11 @@
 //! the query's posting lists and filters ([`fanout::search`]), at most
 //! [`fanout::search::MAX_QUERIES`] queries, then reads the listings it
 //! returns in one `BatchGetItem` (two when it reads on) and keeps those
-//! still active and matching
-//! (a posting lags its listing by the stream's delay, and a sold listing
-//! keeps its postings while its order is pending). A page that dropped one
-//! reads on once within what is left of its bound
+//! still active and matching (a posting lags its listing by the stream's
+//! delay, and a sold listing keeps its postings while its order is
+//! pending). A page looks for one match more than it answers where its
+//! bound holds it, so one such listing costs it no place; a page that
+//! dropped more reads on once within what is left of its bound
 //! ([`fanout::search::read_on`]); a page still short says `stoppedEarly`.
 
 use std::collections::BTreeMap;
@@ -110,8 +111,11 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
     let limit = usize::from(page.limit.min(MAX_PAGE));
     // The bound of the page asked for (a page of 100 answers at most 50).
     let mut budget = fanout::Budget::page(usize::from(page.limit));
-    let mut found = search::page(&query, category_key.as_deref(), limit, before, budget, &Lists(app)).await?;
-    let mut items = Vec::new();
+    // One match more than the page answers where the bound holds it: a
+    // listing no longer active among them then costs the page no place.
+    let spare = limit + 1;
+    let mut found = search::page(&query, category_key.as_deref(), spare, before, budget, &Lists(app)).await?;
+    let mut items: Vec<ListingCard> = Vec::new();
     let mut read_on = false;
     loop {
         let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
@@ -132,9 +136,16 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
             None => break,
         }
     }
-    let next_cursor = found.next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
+    // The spare answered: the next page starts after the last one answered.
+    let next = if items.len() > limit {
+        items.truncate(limit);
+        items.last().map(|l| l.listing_id.ulid())
+    } else {
+        found.next
+    };
+    let next_cursor = next.map(|b| app.cursors.seal(&scope, &Cursor { before: ListingId::from_ulid(b) }));
     // Short but not the last: said, whatever made it short.
-    let stopped_early = found.stopped_early || (items.len() < limit && next_cursor.is_some());
+    let stopped_early = items.len() < limit && next_cursor.is_some();
     Response::ok(&SearchBody { items, next_cursor, stopped_early })
 }
 
