@@ -110,32 +110,26 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
     let category_key = category.as_ref().map(|c| c.to_string());
     let limit = usize::from(page.limit.min(MAX_PAGE));
     // The bound of the page asked for (a page of 100 answers at most 50).
-    let mut budget = fanout::Budget::page(usize::from(page.limit));
+    let budget = fanout::Budget::page(usize::from(page.limit));
     // One match more than the page answers where the bound holds it: a
     // listing no longer active among them then costs the page no place.
-    let spare = limit + 1;
-    let mut found = search::page(&query, category_key.as_deref(), spare, before, budget, &Lists(app)).await?;
-    let mut items: Vec<ListingCard> = Vec::new();
-    let mut read_on = false;
-    loop {
-        let ids: Vec<ListingId> = found.found.iter().map(|id| ListingId::from_ulid(*id)).collect();
-        let answered = answerable(app, &ids, &query, category.as_ref()).await?;
-        budget = budget.less(found.queries + usize::from(!ids.is_empty()), found.units + ids.len());
-        let short = answered.len() < ids.len();
-        items.extend(answered);
-        // A listing its postings named is no longer active (a sold one
-        // keeps its postings while its order is pending): read on once
-        // after the last one found, within what is left of the bound.
-        let want = limit.saturating_sub(items.len());
-        match found.next.filter(|_| short && want > 0 && !found.stopped_early && !read_on) {
-            Some(after) => {
-                read_on = true;
-                let category = category_key.as_deref();
-                found = search::read_on(&query, category, &found, want, after, budget, &Lists(app)).await?;
-            }
-            None => break,
+    let category_key = category_key.as_deref();
+    let first = search::page(&query, category_key, limit + 1, before, budget, &Lists(app)).await?;
+    let mut items = answerable(app, &first.found, &query, category.as_ref()).await?;
+    // A listing its postings named is no longer active (a sold one keeps
+    // its postings while its order is pending): read on once after the
+    // last one found, within what is left of the bound.
+    let want = limit.saturating_sub(items.len());
+    let short = items.len() < first.found.len();
+    let found = match first.next.filter(|_| short && want > 0 && !first.stopped_early) {
+        Some(after) => {
+            let left = budget.less(first.queries + 1, first.units + first.found.len());
+            let more = search::read_on(&query, category_key, &first, want, after, left, &Lists(app)).await?;
+            items.extend(answerable(app, &more.found, &query, category.as_ref()).await?);
+            more
         }
-    }
+        None => first,
+    };
     // The spare answered: the next page starts after the last one answered.
     let next = if items.len() > limit {
         items.truncate(limit);
@@ -154,13 +148,14 @@ pub(crate) async fn search_listings(app: &Deps, req: Request) -> Result<Response
 /// listing keeps its postings while its order is pending).
 async fn answerable(
     app: &Deps,
-    ids: &[ListingId],
+    found: &[ulid::Ulid],
     query: &Query,
     category: Option<&CategoryId>,
 ) -> Result<Vec<ListingCard>, ApiError> {
-    if ids.is_empty() {
+    if found.is_empty() {
         return Ok(Vec::new());
     }
+    let ids: Vec<ListingId> = found.iter().map(|id| ListingId::from_ulid(*id)).collect();
     let keys = ids.iter().map(keys::listing).collect::<Result<Vec<_>, _>>()?;
     let mut listings: BTreeMap<ListingId, Listing> =
         app.store.batch_get::<Listing, _>(&keys, false).await?.into_iter().map(|l| (l.listing_id, l)).collect();

@@ -155,8 +155,8 @@ impl Touched {
 /// What a listing's current state asks of its postings.
 #[derive(Default)]
 struct Want {
-    /// Those it must have: its title's while active.
-    put: Vec<Posting>,
+    /// Whether it is active: then it must have its title's postings.
+    active: bool,
     /// Its title's postings, whatever its status.
     title: Vec<Posting>,
     /// The terms it may keep (any other is deleted): its title's while
@@ -176,13 +176,21 @@ impl Want {
             (ListingStatus::Removed, _) => false,
         };
         let allowed = if keeps { title.iter().map(|p| p.term.clone()).collect() } else { BTreeSet::new() };
-        let put = if listing.status == ListingStatus::Active { title.clone() } else { Vec::new() };
-        Want { put, title, allowed }
+        Want { active: listing.status == ListingStatus::Active, title, allowed }
+    }
+
+    /// The postings it must have.
+    fn put(&self) -> &[Posting] {
+        if self.active {
+            &self.title
+        } else {
+            &[]
+        }
     }
 
     /// Whether the state puts a posting under `term`.
     fn puts(&self, term: &str) -> bool {
-        self.put.iter().any(|p| p.term == term)
+        self.put().iter().any(|p| p.term == term)
     }
 
     /// Whether a held posting is as the listing may keep it.
@@ -219,12 +227,12 @@ pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError>
         stale.extend(mine.iter().map(String::as_str).filter(|t| !want.puts(t)));
         let deletes = stale.into_iter().map(|t| keys::posting(t, listing).map(Key::from));
         let deletes = deletes.collect::<Result<Vec<Key>, _>>()?;
-        let puts = if (touched.relisted || round > 0) && !want.put.is_empty() {
-            let asked = want.put.iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
+        let puts = if (touched.relisted || round > 0) && !want.put().is_empty() {
+            let asked = want.put().iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
             let held: Vec<Posting> = store.batch_get(&asked, true).await?;
-            want.put.iter().filter(|p| !held.contains(p)).cloned().collect()
+            want.put().iter().filter(|p| !held.contains(p)).cloned().collect()
         } else {
-            want.put.clone()
+            want.put().to_vec()
         };
         if puts.is_empty() && deletes.is_empty() {
             break;

@@ -112,11 +112,11 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
         let want = Want::of(current.as_ref(), &touched.sale);
         // The postings the state puts and those seen of it (the scan meets
         // every posting, so a listing's title terms need no read of their own).
-        let mut asked: BTreeSet<&str> = want.put.iter().map(|p| p.term.as_str()).collect();
+        let mut asked: BTreeSet<&str> = want.put().iter().map(|p| p.term.as_str()).collect();
         asked.extend(touched.terms.iter().chain(&mine).map(String::as_str));
         let asked = asked.into_iter().map(|t| keys::posting(t, listing)).collect::<Result<Vec<_>, _>>()?;
         let held: Vec<Posting> = store.batch_get(&asked, true).await?;
-        let puts: Vec<Posting> = want.put.iter().filter(|p| !held.contains(p)).cloned().collect();
+        let puts: Vec<Posting> = want.put().iter().filter(|p| !held.contains(p)).cloned().collect();
         // A held posting the state puts is overwritten by its put.
         let deletes: Vec<Key> = held
             .iter()
