@@ -1,6 +1,7 @@
 //! Listings by price (beyond the seeds): a sparse GSI8 of active listings,
-//! price as zero-padded cents, kept by the stream processor with the
-//! other index keys of an active listing.
+//! price as zero-padded cents: put with a new listing, moved by a price
+//! change's own write, removed by a sale or removal's, added back by the
+//! stream processor at a relisting.
 
 use integration_tests::{listings, orders, process_stream, req, stream_records, walk_pages, As, Reply, TestTable};
 use serde_json::json;
@@ -76,8 +77,9 @@ async fn cheapest_first_across_pages_bounds_inclusive_never_sold() {
     let after = by_price(&t, &[("sort", "price")], 100).await;
     assert!(after.iter().all(|(id, _)| id != cheapest && id != removed), "sold and removed never shown");
 
-    // A price change moves the listing once the stream processor sees it;
-    // replaying the whole stream changes nothing more.
+    // A price change moves the listing in its own write, before the stream
+    // processor sees it; processing and replaying the whole stream changes
+    // nothing more.
     let moved = &all[2].0;
     let r = listings(
         &t.deps,
@@ -85,6 +87,9 @@ async fn cheapest_first_across_pages_bounds_inclusive_never_sold() {
     )
     .await;
     assert_eq!(r.status, 200);
+    let at_once = by_price(&t, &[("sort", "price")], 100).await;
+    assert_eq!(at_once.iter().find(|(id, _)| id == moved).map(|(_, price)| *price), Some(500.0));
+    assert!(at_once.windows(2).all(|w| w[0].1 <= w[1].1), "in price order at once: {at_once:?}");
     let records = stream_records(&t).await;
     assert!(process_stream(&t, records.clone()).await.is_empty());
     assert!(process_stream(&t, records.into_iter().rev().collect()).await.is_empty());

@@ -26,13 +26,14 @@ pub fn id_of(body: &serde_json::Value, field: &str) -> String {
 /// `n` users (written before the stream is read from), then, as the API
 /// writes them: 2 listings per user (two listing inserts and the seller's
 /// update to role `both`, made by the first only), 3 reviews about each user, 4 favorites on each of n/2 listings,
-/// then, interleaved, 0.4n price changes, 0.2n listing removals, 0.2n
-/// reviews deleted by moderation and 0.2n favorites removed: 9n records
-/// when 10 divides n (n/2 and n/5 round: 6n + 4 * ceil(n/2) + 5 * floor(n/5));
-/// n = 5 is the smallest with some of everything.
+/// then, interleaved, 0.2n price changes, 0.2n listing removals and as
+/// many relistings of those at a new price, 0.2n reviews deleted by
+/// moderation and 0.2n favorites removed: 9n records when 10 divides n
+/// (n/2 and n/5 round: 6n + 4 * ceil(n/2) + 5 * floor(n/5)); n = 5 is the
+/// smallest with some of everything.
 /// Every user's and every favorited listing's aggregate changes; every
-/// price change of a listing left active moves its browse keys (a new
-/// listing's are put with it).
+/// relisting gets its browse, price and near keys from the stream processor
+/// (a new listing's are put with it, a price change moves its own).
 pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
     for i in 0..n {
         let user = User {
@@ -91,29 +92,25 @@ pub async fn workload(t: &TestTable, n: usize) -> Vec<EventRecord> {
             favorites.push((listing.clone(), by));
         }
     }
-    // Interleaved: 2 price changes, a removal, a review and a favorite deleted.
+    // Interleaved: a price change, a removal and its relisting at a new
+    // price, a review and a favorite deleted.
     for k in 0..n / 5 {
-        for (listing, seller) in [&listing_ids[k * 10 + 1], &listing_ids[k * 10 + 3]] {
+        let ((repriced, seller), (removed, owner)) = (&listing_ids[k * 10 + 1], &listing_ids[k * 10 + 5]);
+        for (listing, seller, change) in [
+            (repriced, seller, json!({ "price": 100 + k })),
+            (removed, owner, json!({ "status": "removed" })),
+            (removed, owner, json!({ "status": "active", "price": 200 + k })),
+        ] {
             let r = listings(
                 &t.deps,
                 req("PATCH /listings/{listingId}")
                     .path("listingId", listing)
                     .by(As::User(trader(*seller)))
-                    .json(json!({ "price": 100 + k })),
+                    .json(change),
             )
             .await;
             assert_eq!(r.status, 200, "{:?}", r.body);
         }
-        let (listing, seller) = &listing_ids[k * 10 + 5];
-        let r = listings(
-            &t.deps,
-            req("PATCH /listings/{listingId}")
-                .path("listingId", listing)
-                .by(As::User(trader(*seller)))
-                .json(json!({ "status": "removed" })),
-        )
-        .await;
-        assert_eq!(r.status, 200, "{:?}", r.body);
         let (user, review) = &review_keys[k * 15 + 1];
         let r = reviews(
             t,

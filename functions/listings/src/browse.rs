@@ -76,8 +76,9 @@ impl View for Newest {
 }
 
 /// Cheapest first: by the price key as the index holds it (`gsi3sk`, which
-/// the stream processor moves after a price change: until then the listing
-/// is where its old price put it, showing its new price).
+/// the price change's own write moves; a key written before that rule, or
+/// repaired by the stream processor, may lag: then the listing is where
+/// its old price put it, showing its new price).
 #[derive(Deserialize)]
 struct ByPrice {
     #[serde(flatten)]

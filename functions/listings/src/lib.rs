@@ -24,7 +24,7 @@ use keyschema::access;
 use keyschema::keys;
 use keyschema::records::{IdempotencyRecord, NearCell};
 use keyschema::write::{self, attr};
-use keyschema::{Change, Cond, Value};
+use keyschema::{Cond, Value};
 use serde::Deserialize;
 use store::item::from_item;
 use store::StoreError;
@@ -242,10 +242,12 @@ struct ListingChange {
 /// touches it) is in the item the update returns, or else in its details,
 /// read then (`GetItem`, strongly consistent); a longer title that takes
 /// an item holding its text past one write unit moves the text into its
-/// details ([`text::move_out`]). A status change moves its keys with it
-/// (`write::listing::set_status`: the GSI6 sort key, and the GSI7 browse
-/// keys dropped when it leaves `active`); a failed condition returns the old
-/// item, which tells 404, 403 and 409 apart.
+/// details ([`text::move_out`]). The keys move with it
+/// (`write::listing::edit`): a status change moves the GSI6 sort key and
+/// drops the browse, price and near keys when it leaves `active`; a price
+/// moves the GSI8 sort key, so the listing is at its new place in the
+/// cheapest-first walk at once. A failed condition returns the old item,
+/// which tells 404, 403 and 409 apart.
 async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> {
     let caller = req.caller()?;
     let id: ListingId = req.path("listingId")?;
@@ -259,21 +261,12 @@ async fn update_listing(app: &Deps, req: Request) -> Result<Response, ApiError> 
     if change.price == Some(Money::default()) {
         return Err(ApiError::bad_request("invalid body: `price`: must be greater than 0"));
     }
-    let (change_title, change_price) = (change.title, change.price);
     let now = rfc3339(now_ms());
-    let mut change = match change.status {
-        Some(status) => write::listing::set_status(&id, &caller.user_id, status, &now)?,
-        None => Change::of(keys::listing(&id)?, &now),
-    }
-    .only_if(Cond::ItemExists)
-    .only_if(Cond::Eq(attr::SELLER_ID, Value::s(caller.user_id.as_str())))
-    .only_if(Cond::Ne(attr::STATUS, Value::s(ListingStatus::Sold.as_str())));
-    if let Some(title) = change_title {
-        change = change.set(attr::TITLE, Value::s(title.into_string()));
-    }
-    if let Some(price) = change_price {
-        change = change.set(attr::PRICE, Value::n(price));
-    }
+    let title = change.title.map(Name::into_string);
+    let change = write::listing::edit(&id, &caller.user_id, change.status, title.as_deref(), change.price, &now)?
+        .only_if(Cond::ItemExists)
+        .only_if(Cond::Eq(attr::SELLER_ID, Value::s(caller.user_id.as_str())))
+        .only_if(Cond::Ne(attr::STATUS, Value::s(ListingStatus::Sold.as_str())));
     let home = app.listing_home(&id).await?;
     match home.update(&change).await {
         Ok(item) => {

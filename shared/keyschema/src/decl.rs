@@ -48,10 +48,17 @@ pub struct Keeping {
     pub removes: Keeper,
     /// Who moves them.
     pub moves: Keeper,
+    /// Who moves the sort key alone, when a change sets none of the
+    /// partition key's composites: a write may, without knowing whether
+    /// the item is in the index. In it, the entry moves; out of it, the
+    /// sort key waits unused (an entry needs both keys), and whoever adds
+    /// the keys writes both.
+    pub moves_sort_key: Keeper,
 }
 
 /// An index kept by the writes alone.
-pub const BY_WRITE: Keeping = Keeping { adds: Keeper::Write, removes: Keeper::Write, moves: Keeper::Write };
+pub const BY_WRITE: Keeping =
+    Keeping { adds: Keeper::Write, removes: Keeper::Write, moves: Keeper::Write, moves_sort_key: Keeper::Write };
 
 /// A key on one index as two templates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +96,11 @@ impl KeyDecl {
         let mut fields = template::composites(self.pk);
         fields.extend(template::composites(self.sk));
         fields
+    }
+
+    /// The fields its sort key template reads.
+    pub fn sk_fields(&self) -> impl Iterator<Item = &'static str> {
+        template::composites(self.sk).into_iter()
     }
 
     /// The key, from every composite's value.
@@ -194,6 +206,8 @@ pub struct EntityDecl {
 pub enum KeyMove {
     /// Sets the index's keys.
     Set(Index, Key),
+    /// Sets its sort key alone (see [`Keeping::moves_sort_key`]).
+    SetSortKey(Index, String),
     /// Removes them.
     Remove(Index),
 }
@@ -240,10 +254,12 @@ impl EntityDecl {
     /// The key moves of setting the fields in `set` on an item of which
     /// `known` holds (at least) every other field the moved indexes read:
     /// each index whose fields meet `set` and whose keeper is the write gets
-    /// its keys recomputed (`Set`) or, when the item leaves it, removed. An
-    /// index kept by the stream processor is left to it. A change that does
-    /// not know a field an index it moves needs is refused (`Incomplete`),
-    /// and so is one that sets a primary key field.
+    /// its keys recomputed (`Set`) or, when the item leaves it, removed; one
+    /// whose write moves the sort key alone gets it (`SetSortKey`) when
+    /// `set` holds a composite of its sort key and none of its partition
+    /// key's, whether or not the item is in it. An index kept by the stream processor is left to
+    /// it. A change that does not know a field an index it moves needs is
+    /// refused (`Incomplete`), and so is one that sets a primary key field.
     pub fn key_moves(&self, known: &Attrs, set: &Attrs) -> Result<Vec<KeyMove>, SchemaError> {
         if let Some(field) = self.key.fields().into_iter().find(|f| set.contains_key(*f)) {
             return Err(SchemaError::PrimaryKeyChange { entity: self.entity, field: field.to_owned() });
@@ -259,20 +275,35 @@ impl EntityDecl {
                 set: (*touched).to_owned(),
                 missing,
             };
+            let sets = |template| template::composites(template).iter().any(|f| set.contains_key(*f));
+            let sort_key_alone = index.kept.moves_sort_key.by_write() && sets(index.key.sk) && !sets(index.key.pk);
             if let Some((field, value)) = index.only_when {
-                let now = value_of(field).ok_or_else(|| incomplete(field))?;
-                if now.text() != value {
-                    // The item leaves (or stays out of) the index.
-                    if index.kept.removes.by_write() {
-                        moves.push(KeyMove::Remove(index.key.index));
+                match value_of(field) {
+                    Some(now) if now.text() != value => {
+                        // The item leaves (or stays out of) the index.
+                        if index.kept.removes.by_write() {
+                            moves.push(KeyMove::Remove(index.key.index));
+                        }
+                        continue;
                     }
-                    continue;
+                    Some(_) => {}
+                    // In the index or not, its sort key may move.
+                    None if sort_key_alone => {}
+                    None => return Err(incomplete(field)),
                 }
             }
             if !(index.kept.adds.by_write() && index.kept.moves.by_write()) {
                 // In the index now, by a change: the stream processor moves
                 // its keys (and adds them unless the writes both add and
-                // move them; a creation's written keys are `written_keys`).
+                // move them; a creation's written keys are `written_keys`),
+                // but for a sort key the write moves alone.
+                if sort_key_alone {
+                    if let Some(missing) = index.key.sk_fields().find(|f| value_of(f).is_none()) {
+                        return Err(incomplete(missing));
+                    }
+                    let sk = template::render(index.key.sk, &value_of).map_err(self.error(index.name))?;
+                    moves.push(KeyMove::SetSortKey(index.key.index, sk));
+                }
                 continue;
             }
             if let Some(missing) = fields.iter().find(|f| value_of(f).is_none()) {
@@ -292,6 +323,7 @@ impl EntityDecl {
         for key_move in self.key_moves(known, &set)? {
             change = match key_move {
                 KeyMove::Set(index, key) => change.set(index.pk(), Value::S(key.pk)).set(index.sk(), Value::S(key.sk)),
+                KeyMove::SetSortKey(index, sk) => change.set(index.sk(), Value::S(sk)),
                 KeyMove::Remove(index) => change.remove(index.pk()).remove(index.sk()),
             };
         }

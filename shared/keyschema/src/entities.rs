@@ -22,9 +22,11 @@ const fn index(name: &'static str, key: KeyDecl) -> IndexDecl {
 /// at once and the stream processor's repair finds nothing to write); the
 /// stream processor adds them when it becomes active again (a relisting, a
 /// seller's reactivation: writes that know too little of the item) and
-/// moves them (a price change); the write that takes a listing out of
-/// `active` removes them (and the stream processor repairs drift).
-const BROWSE: Keeping = Keeping { adds: Keeper::Both, removes: Keeper::Both, moves: Keeper::Stream };
+/// moves them; the write that takes a listing out of `active` removes them,
+/// and one that changes only a sort key's composite (a price) moves that
+/// sort key at once, active or not (the stream processor repairs drift).
+const BROWSE: Keeping =
+    Keeping { adds: Keeper::Both, removes: Keeper::Both, moves: Keeper::Stream, moves_sort_key: Keeper::Both };
 
 /// Users: customer and seller are one entity with a role.
 pub mod user {

@@ -104,6 +104,31 @@ pub mod listing {
         entities::listing::ENTITY.with_key_moves(change, &known(&[("listingId", v(id)), ("sellerId", v(seller))]))
     }
 
+    /// A seller's edit of a listing of theirs: any of its status, title and
+    /// price, with the key moves they make (a price moves the by_price sort
+    /// key in the same write, whether or not the listing is in that index
+    /// now). Callers add the condition the edit needs.
+    pub fn edit(
+        id: &ListingId,
+        seller: &UserId,
+        to: Option<ListingStatus>,
+        title: Option<&str>,
+        price: Option<Money>,
+        now: &str,
+    ) -> Result<Change, SchemaError> {
+        let mut change = Change::of(keys::listing(id)?, now);
+        if let Some(to) = to {
+            change = change.set(attr::STATUS, v(to));
+        }
+        if let Some(title) = title {
+            change = change.set(attr::TITLE, Value::s(title));
+        }
+        if let Some(price) = price {
+            change = change.set(attr::PRICE, Value::n(price));
+        }
+        entities::listing::ENTITY.with_key_moves(change, &known(&[("listingId", v(id)), ("sellerId", v(seller))]))
+    }
+
     /// Moves a listing from `from` to `to`, only if it is still `from`.
     pub fn move_status(
         id: &ListingId,

@@ -8,7 +8,6 @@ use domain::model::{ListingStatus, Money, OrderStatus, Party, UserRole};
 use keyschema::entities;
 use keyschema::patterns::Op;
 use keyschema::table::Index;
-use keyschema::value::Value;
 use keyschema::{access, keys, write, Change};
 
 use crate::requests::*;
@@ -119,20 +118,16 @@ pub fn actions(kind: Kind, ids: &Ids, kb: Sizes, page: f64) -> R {
             out
         }
         Op::UpdateListing => {
-            let key = keys::listing(&ids.listing)?;
-            let price = Value::n(Money::from_cents(2600));
-            let change = Change::of(key.clone(), NOW).set(write::attr::PRICE, price.clone());
-            let mut priced = active.clone();
-            priced.insert(write::attr::PRICE.to_owned(), price);
-            let (old_keys, new_keys) = (listing_decl.item_keys(&active)?.keys, listing_decl.item_keys(&priced)?.keys);
-            // The API's write leaves the price key to the stream processor
-            // (every copy that holds the price rewritten in place), which
-            // then moves it: the old entry deleted, the new one put.
-            let api = update_from(listing_decl, new_keys, &priced, &change, kb.listing, false)?;
-            let stream = update_from(listing_decl, old_keys, &priced, &Change::untimed(key), kb.listing, false)?;
+            // The API's write moves the price's sort key itself (the old
+            // entry deleted, the new one put) and rewrites every other copy
+            // that holds the price; the stream processor's repair finds the
+            // keys right and writes nothing.
+            let price = Money::from_cents(2600);
+            let change = write::listing::edit(&ids.listing, &ids.seller, None, None, Some(price), NOW)?;
+            let api = update(listing_decl, &active, &change, kb.listing, false)?;
             // The answer's description is in the item the update returns
             // (no details read).
-            vec![api, stream]
+            vec![api]
         }
         Op::AddFavorite | Op::RemoveFavorite => {
             let adding = kind == Op::AddFavorite;

@@ -86,6 +86,9 @@ fn index_cell(i: &IndexDecl) -> String {
             keeper(k.removes),
             keeper(k.moves)
         ));
+        if k.moves_sort_key != k.moves {
+            cell.push_str(&format!(" (the sort key alone by {})", keeper(k.moves_sort_key)));
+        }
     }
     cell
 }

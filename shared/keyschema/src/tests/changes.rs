@@ -94,6 +94,44 @@ proptest! {
         }
     }
 
+    /// A seller's edit with a price, from any status (its browse keys
+    /// added by the stream or not yet), with or without a status: the write
+    /// moves the price's sort key itself, so an active listing in the index
+    /// is at its new price at once and the stream processor has nothing to
+    /// write; one out of it stays out (a sort key alone joins nothing), and
+    /// the stream's repair adds both keys if it is active.
+    #[test]
+    fn a_price_edit_moves_the_price_key_in_its_write(
+        id in any::<u128>(), seller in user_id(), category in "[a-z0-9-]{1,20}",
+        from in listing_status(), to in proptest::option::of(listing_status()), indexed in any::<bool>(),
+        cents in 1u64..=9_999_999_999,
+    ) {
+        use crate::decl::Keeper;
+        let (id, category): (ListingId, CategoryId) = (ListingId::from_ulid(Ulid(id)), category.parse().unwrap());
+        let (old, new) = (Money::from_cents(2800), Money::from_cents(cents));
+        let decl = &entities::listing::ENTITY;
+        let mut item = stored(EntityType::Listing, write::listing::image(&id, &seller, &category, from, old), indexed);
+        let edit = write::listing::edit(&id, &seller, to, Some("A pot"), Some(new), NOW).unwrap();
+        prop_assert!(edit.apply(&mut item));
+        let now = to.unwrap_or(from);
+        let right = stored(EntityType::Listing, write::listing::image(&id, &seller, &category, now, new), true);
+        let in_index = now == ListingStatus::Active && item.contains_key("gsi3pk");
+        if in_index {
+            prop_assert_eq!(keys_of(&item), keys_of(&right));
+            prop_assert_eq!(decl.repair(&item, Keeper::Stream).unwrap(), None, "nothing left to the stream");
+        } else {
+            prop_assert!(!item.contains_key("gsi3pk"), "out of the index, it stays out");
+            if let Some(repair) = decl.repair(&item, Keeper::Stream).unwrap() {
+                prop_assert!(repair.apply(&mut item));
+            }
+            prop_assert_eq!(item.get("gsi3pk"), right.get("gsi3pk"));
+            if now == ListingStatus::Active {
+                prop_assert_eq!(keys_of(&item), keys_of(&right), "the stream adds both keys");
+            }
+            prop_assert_eq!(decl.repair(&item, Keeper::Both).unwrap(), None, "and then nothing churns");
+        }
+    }
+
     /// An order moved along any allowed transition carries exactly the
     /// keys of its new status (by_status in the shard it was placed in).
     #[test]
