@@ -67,6 +67,10 @@ struct Load {
     floor_rru: f64,
     floor_wru: f64,
     floor_coalesced: BTreeMap<(String, String), f64>,
+    /// What transactions add: the second unit of each item a transaction
+    /// writes (`price::premium`); coalesced writes by partition.
+    premium_wcu: f64,
+    premium_coalesced: BTreeMap<(String, String), f64>,
 }
 
 fn index_name(index: Index) -> String {
@@ -187,6 +191,13 @@ fn evaluate(mix: &Mix) -> Result<Load, String> {
                             }
                         }
                         if tx {
+                            let extra = weight * units(kb, 1.0);
+                            if coalesced {
+                                *load.premium_coalesced.entry(("table".to_owned(), key.pk.clone())).or_default() +=
+                                    extra;
+                            } else {
+                                load.premium_wcu += extra;
+                            }
                             let item = match spread {
                                 1 => format!("{} / {}", key.pk, key.sk),
                                 n => format!("{} / <one of {n}>", key.pk),

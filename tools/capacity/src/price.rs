@@ -58,6 +58,22 @@ pub fn floor(load: &Load, requests: f64, batches_per_second: f64) -> Price {
     Price { rru: per(load.floor_rru), wru: per(wru) }
 }
 
+/// The write units per request that transactions add to a load of
+/// `requests` per second (the second unit of each item they write):
+/// without them, the mix would pay one unit per item and index key.
+pub fn premium(load: &Load, requests: f64, batches_per_second: f64) -> f64 {
+    let mut wru = load.premium_wcu;
+    for (key, wcu) in &load.premium_coalesced {
+        let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
+        wru += if rate > 0.0 { wcu * (batches_per_second / rate).min(1.0) } else { 0.0 };
+    }
+    if requests > 0.0 {
+        wru / requests
+    } else {
+        0.0
+    }
+}
+
 /// Each kind of the mix alone, at its own rate.
 pub fn by_kind(mix: &Mix, batches_per_second: f64) -> Result<BTreeMap<Kind, Price>, String> {
     let mut out = BTreeMap::new();
@@ -84,6 +100,12 @@ pub fn report(mix: &Mix, load: &Load, batches_per_second: f64) -> Result<bool, S
         low.rru,
         low.wru,
         low.usd_per_million()
+    );
+    let plain = Price { rru: price.rru, wru: price.wru - premium(load, total, batches_per_second) };
+    println!(
+        "without transactions: {:.2} WRU per request, ${:.2} per million (each item and index key written at one unit)",
+        plain.wru,
+        plain.usd_per_million()
     );
     println!(
         "the mix: {:.2} RRU and {:.2} WRU per request, ${usd:.2} per million requests (ceiling ${:.2})",
@@ -124,5 +146,9 @@ mod tests {
         load.floor_wru = 0.6;
         load.floor_coalesced.insert(("table".into(), "B".into()), 0.8);
         assert_eq!(floor(&load, 2.0, 2.0), Price { rru: 0.15, wru: (0.6 + 0.2) / 2.0 });
+        // The premium: a transaction's second unit per item, coalesced alike.
+        load.premium_wcu = 1.0;
+        load.premium_coalesced.insert(("table".into(), "B".into()), 2.0);
+        assert_eq!(premium(&load, 2.0, 2.0), (1.0 + 0.5) / 2.0);
     }
 }
