@@ -226,8 +226,8 @@ async fn walk<V: View>(
         };
         app.cursors.seal(scope, &cursor)
     });
-    // A price the stream processor moved between the two rounds could show
-    // a listing twice: once is enough.
+    // A price changed between the two rounds (its key moved by the
+    // change's write) could show a listing twice: once is enough.
     let mut seen = std::collections::HashSet::new();
     let items: Vec<ListingCard> = items.into_iter().map(View::card).filter(|l| seen.insert(l.listing_id)).collect();
     Response::ok(&BrowseBody { items, next_cursor, stopped_early })

@@ -2,9 +2,11 @@
 //! fields, as its declaration derives them
 //! ([`keyschema::decl::EntityDecl::repair`]). The stream processor keeps
 //! the indexes whose declaration names it (a listing's `browse`, `by_price`
-//! and `near` keys, present only while it is active: added and moved by it,
-//! removed by the write that takes the listing out of active and by it when
-//! they drift); reconcile keeps every index (`Keeper::Both`). The write is
+//! and `near` keys, present only while it is active: added by it at a
+//! relisting, put by the write that creates the listing, the price's sort
+//! key moved by the write that changes it, removed by the write that takes
+//! the listing out of active; it repairs any of them that drift);
+//! reconcile keeps every index (`Keeper::Both`). The write is
 //! conditioned on the fields as the image has them, so a replayed,
 //! duplicated or reordered record (a stale "active" after "removed") fails
 //! its condition and changes nothing.

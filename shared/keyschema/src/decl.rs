@@ -48,11 +48,9 @@ pub struct Keeping {
     pub removes: Keeper,
     /// Who moves them.
     pub moves: Keeper,
-    /// Who moves the sort key alone, when a change sets none of the
-    /// partition key's composites: a write may, without knowing whether
-    /// the item is in the index. In it, the entry moves; out of it, the
-    /// sort key waits unused (an entry needs both keys), and whoever adds
-    /// the keys writes both.
+    /// Who moves the sort key alone (a change of its composites and none of
+    /// the partition key's), in the index or not: out of it, the sort key
+    /// joins nothing (an entry needs both keys) until both are added.
     pub moves_sort_key: Keeper,
 }
 
@@ -93,9 +91,12 @@ pub type Defaults = &'static [(&'static str, &'static str)];
 impl KeyDecl {
     /// The fields its templates read, partition key first.
     pub fn fields(&self) -> Vec<&'static str> {
-        let mut fields = template::composites(self.pk);
-        fields.extend(template::composites(self.sk));
-        fields
+        self.pk_fields().chain(self.sk_fields()).collect()
+    }
+
+    /// The fields its partition key template reads.
+    pub fn pk_fields(&self) -> impl Iterator<Item = &'static str> {
+        template::composites(self.pk).into_iter()
     }
 
     /// The fields its sort key template reads.

@@ -73,7 +73,7 @@ fn keeper(k: Keeper) -> &'static str {
     }
 }
 
-fn index_cell(i: &IndexDecl) -> String {
+fn index_cell(decl: &EntityDecl, i: &IndexDecl) -> String {
     let mut cell = format!("`{}` / `{}` ({})", i.key.pk, i.key.sk, i.name);
     if let Some((field, value)) = i.only_when {
         cell.push_str(&format!("; only while {field} = {value}"));
@@ -86,15 +86,19 @@ fn index_cell(i: &IndexDecl) -> String {
             keeper(k.removes),
             keeper(k.moves)
         ));
-        if k.moves_sort_key != k.moves {
-            cell.push_str(&format!(" (the sort key alone by {})", keeper(k.moves_sort_key)));
+        // Where a field of the sort key alone can change (in neither the
+        // partition key nor the item's own key), a write moves it.
+        let fixed: Vec<&str> = i.key.pk_fields().chain(decl.key.fields()).collect();
+        let alone = i.key.sk_fields().any(|f| !fixed.contains(&f));
+        if k.moves_sort_key.by_write() && !k.moves.by_write() && alone {
+            cell.push_str(", its sort key alone also by write");
         }
     }
     cell
 }
 
 fn cell(decl: &EntityDecl, index: Index) -> String {
-    decl.indexes.iter().find(|i| i.key.index == index).map(index_cell).unwrap_or_default()
+    decl.indexes.iter().find(|i| i.key.index == index).map(|i| index_cell(decl, i)).unwrap_or_default()
 }
 
 /// The entity key table.

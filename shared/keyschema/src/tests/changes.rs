@@ -214,6 +214,9 @@ fn every_change() -> Vec<(EntityType, Change)> {
         out.push((EntityType::Listing, write::listing::set_status(&l, &u, *to, NOW).unwrap()));
     }
     out.push((EntityType::Listing, write::listing::sell(&l, &u, m, NOW).unwrap()));
+    for to in [None, Some(ListingStatus::Active), Some(ListingStatus::Removed)] {
+        out.push((EntityType::Listing, write::listing::edit(&l, &u, to, Some("T"), Some(m), NOW).unwrap()));
+    }
     for from in OrderStatus::ALL {
         for to in OrderStatus::ALL {
             out.push((EntityType::Order, write::order::move_status(&o, 3, *from, *to, NOW).unwrap()));

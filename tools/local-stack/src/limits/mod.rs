@@ -174,7 +174,9 @@ impl Limits {
             copies.extend(w.sets.iter().cloned());
             copies.sort();
             copies.dedup();
-            written.extend(copies.into_iter().map(|p| (p, 1.0)));
+            // An entry moved within its partition is deleted and put again.
+            let moved = copies.iter().filter(|(index, _)| w.moves.contains(index)).cloned().collect::<Vec<_>>();
+            written.extend(copies.into_iter().chain(moved).map(|p| (p, 1.0)));
         }
         let (rcu, wcu) = (MAX_RCU * self.settings.factor, MAX_WCU * self.settings.factor);
         let empty = |buckets: &mut HashMap<Partition, Bucket>, p: &Partition, rate: f64| {
@@ -330,6 +332,25 @@ mod tests {
         let passed = moves.take_while(|m| l.decide_at(&facts("TransactWriteItems", m), now).passes()).count();
         assert_eq!(passed, 9, "one copy per write into a bucket of 10");
         assert_eq!(l.stats().throttled["GSI7 CATEGORY#books"], 1);
+    }
+
+    #[test]
+    fn a_sort_key_moved_within_its_partition_is_two_writes_there() {
+        // 10 WCU/s: items known to be in one GSI7 partition, each update
+        // setting its sort key alone (a price's move): 2 units each.
+        let (l, now) = (limits(0.01), Instant::now());
+        let key = |n: u32| (format!("LISTING#{n}"), "#METADATA".to_owned());
+        for n in 0..10 {
+            l.state.lock().unwrap().shadow.insert(key(n), vec![("GSI7", "CATEGORY#books".to_owned())]);
+        }
+        let moves = (0..10).map(|n| {
+            json!({"Key": {"pk": {"S": key(n).0}, "sk": {"S": "#METADATA"}},
+                "UpdateExpression": "SET #n0 = :v0",
+                "ExpressionAttributeNames": {"#n0": "gsi2sk"},
+                "ExpressionAttributeValues": {":v0": {"S": format!("LISTING#{n}")}}})
+        });
+        let passed = moves.take_while(|m| l.decide_at(&facts("UpdateItem", m), now).passes()).count();
+        assert_eq!(passed, 5, "two units per move into a bucket of 10");
     }
 
     #[test]

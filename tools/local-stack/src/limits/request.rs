@@ -26,6 +26,10 @@ pub(super) struct Write {
     /// The index partitions the write puts the item in (a put's index
     /// keys, those an update sets).
     pub sets: Vec<Partition>,
+    /// The indexes whose sort key an update sets and not their partition
+    /// key: an entry that moves within its partition, which DynamoDB
+    /// writes twice (the old entry deleted, the new one put).
+    pub moves: Vec<&'static str>,
 }
 
 /// A write of `kind` (`Put`, `Update`, `Delete`, `ConditionCheck`, as in a
@@ -36,9 +40,15 @@ fn write(kind: &str, action: &Value, rate: f64) -> Option<Write> {
             key: key_of(&action["Item"])?,
             wcu: kb_units(&action["Item"]),
             sets: index_partitions(&action["Item"]),
+            moves: Vec::new(),
         },
-        "Update" => Write { key: key_of(&action["Key"])?, wcu: 1.0, sets: set_partitions(action) },
-        _ => Write { key: key_of(&action["Key"])?, wcu: 1.0, sets: Vec::new() },
+        "Update" => Write {
+            key: key_of(&action["Key"])?,
+            wcu: 1.0,
+            sets: set_partitions(action),
+            moves: sort_key_moves(action),
+        },
+        _ => Write { key: key_of(&action["Key"])?, wcu: 1.0, sets: Vec::new(), moves: Vec::new() },
     };
     Some(Write { wcu: write.wcu * rate, ..write })
 }
@@ -120,6 +130,27 @@ pub(super) fn set_partitions(update: &Value) -> Vec<Partition> {
     out
 }
 
+/// The names an update's `SET` clause assigns.
+fn set_names(update: &Value) -> Vec<&str> {
+    let text = update["UpdateExpression"].as_str().unwrap_or_default();
+    let set = text.split(" REMOVE ").next().unwrap_or_default();
+    let names = update["ExpressionAttributeNames"].as_object().into_iter().flatten();
+    names
+        .filter(|(placeholder, _)| set.contains(&format!("{placeholder} = ")))
+        .filter_map(|(_, n)| n.as_str())
+        .collect()
+}
+
+/// The indexes whose sort key an update sets without their partition key.
+pub(super) fn sort_key_moves(update: &Value) -> Vec<&'static str> {
+    let names = set_names(update);
+    Index::GSIS
+        .iter()
+        .filter(|i| names.contains(&i.sk()) && !names.contains(&i.pk()))
+        .filter_map(|i| i.name())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +179,13 @@ mod tests {
             "ExpressionAttributeValues": {":v0": {"S": "active"}, ":v1": {"S": "CATEGORY#books"}}
         });
         assert_eq!(set_partitions(&u), vec![("GSI7", "CATEGORY#books".to_owned())]);
+        assert!(sort_key_moves(&u).is_empty(), "a partition key set: a move between partitions");
+        let price = json!({
+            "UpdateExpression": "SET #n0 = :v0, #n1 = :v1",
+            "ExpressionAttributeNames": {"#n0": "price", "#n1": "gsi3sk"},
+            "ExpressionAttributeValues": {":v0": {"N": "5"}, ":v1": {"S": "LISTING#0000000500#L"}}
+        });
+        assert!(set_partitions(&price).is_empty());
+        assert_eq!(sort_key_moves(&price), ["GSI8"], "a sort key alone: a move within the partition");
     }
 }
