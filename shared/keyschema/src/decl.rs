@@ -255,12 +255,11 @@ impl EntityDecl {
     /// The key moves of setting the fields in `set` on an item of which
     /// `known` holds (at least) every other field the moved indexes read:
     /// each index whose fields meet `set` and whose keeper is the write gets
-    /// its keys recomputed (`Set`) or, when the item leaves it, removed; one
-    /// whose write moves the sort key alone gets it (`SetSortKey`) when
-    /// `set` holds a composite of its sort key and none of its partition
-    /// key's, whether or not the item is in it. An index kept by the stream processor is left to
-    /// it. A change that does not know a field an index it moves needs is
-    /// refused (`Incomplete`), and so is one that sets a primary key field.
+    /// its keys recomputed (`Set`) or, when the item leaves it, removed, or
+    /// its sort key alone (`SetSortKey`, see [`Keeping::moves_sort_key`]);
+    /// one kept by the stream processor is left to it. A change that does
+    /// not know a field a move needs is refused (`Incomplete`), and so is
+    /// one that sets a primary key field.
     pub fn key_moves(&self, known: &Attrs, set: &Attrs) -> Result<Vec<KeyMove>, SchemaError> {
         if let Some(field) = self.key.fields().into_iter().find(|f| set.contains_key(*f)) {
             return Err(SchemaError::PrimaryKeyChange { entity: self.entity, field: field.to_owned() });
@@ -276,8 +275,9 @@ impl EntityDecl {
                 set: (*touched).to_owned(),
                 missing,
             };
-            let sets = |template| template::composites(template).iter().any(|f| set.contains_key(*f));
-            let sort_key_alone = index.kept.moves_sort_key.by_write() && sets(index.key.sk) && !sets(index.key.pk);
+            let sort_key_alone = index.kept.moves_sort_key.by_write()
+                && index.key.sk_fields().any(|f| set.contains_key(f))
+                && !index.key.pk_fields().any(|f| set.contains_key(f));
             if let Some((field, value)) = index.only_when {
                 match value_of(field) {
                     Some(now) if now.text() != value => {
