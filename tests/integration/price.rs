@@ -105,6 +105,10 @@ async fn cheapest_first_across_pages_bounds_inclusive_never_sold() {
         vec![("sort", "name")],
         vec![("sort", "price"), ("maxPrice", "-1")],
         vec![("sort", "price"), ("minPrice", "1.234")],
+        // Plain decimal text only (openapi's PriceParam): no exponent, no space.
+        vec![("sort", "price"), ("maxPrice", "1e3")],
+        vec![("sort", "price"), ("maxPrice", "5e0")],
+        vec![("sort", "price"), ("minPrice", " 10")],
     ] {
         let mut r = req("GET /categories/{categoryId}/listings").path("categoryId", "electronics");
         for (k, v) in &bad {

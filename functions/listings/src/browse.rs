@@ -270,9 +270,7 @@ pub(crate) async fn category_listings(app: &Deps, req: Request) -> Result<Respon
 fn price_param(req: &Request, name: &str) -> Result<Option<Money>, ApiError> {
     match req.query::<String>(name)? {
         None => Ok(None),
-        Some(raw) => serde_json::from_str::<Money>(&raw).map(Some).map_err(|_| {
-            ApiError::bad_request(format!("{name}: must be an amount from 0 to 1000000 with at most two decimals"))
-        }),
+        Some(raw) => raw.parse::<Money>().map(Some).map_err(|why| ApiError::bad_request(format!("{name}: {why}"))),
     }
 }
 

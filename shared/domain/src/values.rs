@@ -147,6 +147,25 @@ impl Money {
     }
 }
 
+/// An amount as plain decimal text, as a query parameter gives it: digits
+/// without a leading zero (but `0` itself), at most two decimals, no sign,
+/// exponent or space, at most 1000000.
+impl std::str::FromStr for Money {
+    type Err = &'static str;
+    fn from_str(text: &str) -> Result<Money, &'static str> {
+        const WHAT: &str = "must be an amount from 0 to 1000000 with at most two decimals";
+        let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let plain = digits(whole) && (whole == "0" || !whole.starts_with('0')) && whole.len() <= 7;
+        if !plain || (text.contains('.') && !(digits(decimals) && decimals.len() <= 2)) {
+            return Err(WHAT);
+        }
+        let fraction = format!("{decimals:0<2}").parse::<u64>().unwrap_or(0);
+        let cents = whole.parse::<u64>().ok().and_then(|w| w.checked_mul(100)?.checked_add(fraction));
+        cents.filter(|c| *c <= Money::MAX_CENTS).map(Money).ok_or(WHAT)
+    }
+}
+
 impl fmt::Display for Money {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
@@ -209,6 +228,38 @@ impl OrderStatus {
 
 #[cfg(test)]
 mod tests {
+    use super::Money;
+
+    #[test]
+    fn an_amount_in_a_query_is_plain_decimal_text() {
+        for (text, cents) in [("0", 0), ("10", 1000), ("0.5", 50), ("19.99", 1999), ("1000000", 100_000_000)] {
+            assert_eq!(text.parse::<Money>(), Ok(Money::from_cents(cents)), "{text}");
+        }
+        for bad in [
+            "",
+            " 10",
+            "10 ",
+            "+10",
+            "-1",
+            "1e3",
+            "1E1",
+            "5e0",
+            "1e-2",
+            "10.",
+            ".5",
+            "01",
+            "00",
+            "1.234",
+            "1000000.01",
+            "99999999",
+            "0x10",
+            "NaN",
+            "1_0",
+            "١٠",
+        ] {
+            assert!(bad.parse::<Money>().is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn drifted_counters_read_within_their_range() {
