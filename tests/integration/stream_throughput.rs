@@ -416,9 +416,9 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
 
 /// Faults while items run concurrently: the first index-key write and the first
 /// aggregate transaction sent never get an answer (the operation times out:
-/// not applied); the other index-key write (the workload's two relistings)
-/// and two more transactions are applied with their answers lost (the
-/// SDK sends them again). The batch reports exactly the records of the two
+/// not applied), two more of each are applied with their answers lost (the
+/// SDK sends them again; the workload's three relistings make three
+/// index-key writes). The batch reports exactly the records of the two
 /// failed parts (a review is in its user's and its category's), in stream
 /// order; the items after the first of them went on and are not reported;
 /// Lambda's redelivery from the first failed record applies just the two
@@ -427,12 +427,13 @@ fn parts_of(record: &EventRecord) -> Vec<Kept> {
 #[tokio::test]
 async fn faults_mid_batch_retry_from_the_first_failed_record_and_redelivery_is_harmless() {
     let (t, faults) = TestTable::with_faults().await;
-    let records = workload(&t, 10).await;
+    // Three relistings: three index-key writes for the faults below.
+    let records = workload(&t, 15).await;
     let parts: Vec<Vec<Kept>> = records.iter().map(parts_of).collect();
     let seq = |r: &EventRecord| r.change.sequence_number.clone().unwrap();
     faults.inject("UpdateItem", Fault::TimedOut, 1);
     faults.inject("TransactWriteItems", Fault::TimedOut, 1);
-    faults.inject("UpdateItem", Fault::AnswerLost, 1);
+    faults.inject("UpdateItem", Fault::AnswerLost, 2);
     faults.inject("TransactWriteItems", Fault::AnswerLost, 2);
     let before = kept(&scan(&t.deps.store).await);
 
