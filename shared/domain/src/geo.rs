@@ -114,7 +114,7 @@ impl Cell {
     }
 
     /// The nearest and farthest any point of the cell can be from `p`, in
-    /// km: the nearest exactly ([`Cell::nearest_km`]); the farthest from the
+    /// km: the nearest exactly (`Cell::nearest_km`); the farthest from the
     /// cell's centre plus the distance to its farthest corner (the
     /// farthest point of a latitude-longitude box smaller than a
     /// hemisphere: the triangle inequality).

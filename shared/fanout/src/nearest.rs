@@ -25,7 +25,7 @@
 //! most of its sub-cells is read from the cursor for what the page still
 //! wants. One meeting it in fewer is read whole where the density the page
 //! read last says it holds no more than what a query per meeting sub-cell
-//! would read (at least [`sweep::MIN_READ_UNITS`], at most half the units left),
+//! would read (at least `sweep::MIN_READ_UNITS`, at most half the units left),
 //! else looked at as its sub-cells; before the page has read anything, for
 //! a unit's worth first, to learn. A cell read whole is kept for the page's
 //! later rings; one found to hold more is looked at as its sub-cells in

@@ -1,4 +1,4 @@
-//! The registry of the API's operations ([`registry`]): every access
+//! The registry of the API's operations (`registry`): every access
 //! pattern of the seeds (a read, [`PATTERNS`]) and every write
 //! ([`WRITES`]), each declared once with a typed name ([`Op`]), its id in
 //! the seeds, its short name, what it answers or does, its route and the

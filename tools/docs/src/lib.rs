@@ -4,8 +4,8 @@
 //! (`docs/nosql-workbench.json`: the NoSQL Workbench data model). A test of
 //! each regenerates it and fails when the committed file differs
 //! (`UPDATE_DOCS=1` rewrites it). Doc comments that restate the design are
-//! checked against it: key templates ([`doc_comments`]) and the access
-//! functions' pattern ids ([`pattern_docs`]).
+//! checked against it: key templates (`doc_comments`) and the access
+//! functions' pattern ids (`pattern_docs`).
 
 #[cfg(test)]
 mod doc_comments;

@@ -1,7 +1,7 @@
 //! Folded counts. Many writers of one aggregate (a viral listing's
 //! favorites, a top category's reviews) would meet on its holder in their
 //! transactions. So each transaction adds its counts to one of the
-//! aggregate's parts ([`super::Aggregate::add_to_part`]), chosen at random,
+//! aggregate's parts (`Aggregate::add_to_part`), chosen at random,
 //! and the parts are folded into the holder, which people read, by
 //! [`fold`]: a plain conditional `UpdateItem`, never a transaction.
 //!

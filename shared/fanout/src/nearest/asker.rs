@@ -72,7 +72,7 @@ pub trait CellAsker<T> {
     }
 
     /// The bytes of a typical item, as DynamoDB sizes it: a page sizes its
-    /// asks by it ([`Budget`]) until its answers show items larger.
+    /// asks by it ([`crate::budget::Budget`]) until its answers show items larger.
     fn item_bytes(&self) -> usize {
         TYPICAL_ITEM_BYTES
     }
