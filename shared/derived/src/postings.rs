@@ -37,6 +37,7 @@ use std::collections::BTreeSet;
 
 use domain::ids::ListingId;
 use domain::model::{Listing, ListingStatus};
+use keyschema::key::EntityKey;
 use keyschema::records::Posting;
 use keyschema::{keys, Key};
 use store::{Store, StoreError};
@@ -121,8 +122,10 @@ impl Touched {
         }))
     }
 
-    /// A listing order's record that accepted its sale (its status moved
-    /// from pending to confirmed, or on from there: shipped, delivered).
+    /// A listing order's record that accepted its sale: its status moved
+    /// out of pending into an accepted one (confirmed), or it was inserted
+    /// already accepted (a restore); a later move of an accepted order
+    /// (shipped, delivered) accepts nothing new.
     fn of_accepted_sale(record: &Record) -> Option<Touched> {
         let order = |image: &Option<Image>| match image {
             Some(Image { body: Body::Order(o), .. }) => Some(o.clone()),
@@ -188,6 +191,11 @@ impl Want {
         }
     }
 
+    /// The postings it must have that `held` lacks.
+    fn missing(&self, held: &[Posting]) -> Vec<Posting> {
+        self.put().iter().filter(|p| !held.contains(p)).cloned().collect()
+    }
+
     /// Whether the state puts a posting under `term`.
     fn puts(&self, term: &str) -> bool {
         self.put().iter().any(|p| p.term == term)
@@ -229,8 +237,7 @@ pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError>
         let deletes = deletes.collect::<Result<Vec<Key>, _>>()?;
         let puts = if (touched.relisted || round > 0) && !want.put().is_empty() {
             let asked = want.put().iter().map(|p| keys::posting(&p.term, listing)).collect::<Result<Vec<_>, _>>()?;
-            let held: Vec<Posting> = store.batch_get(&asked, true).await?;
-            want.put().iter().filter(|p| !held.contains(p)).cloned().collect()
+            want.missing(&store.batch_get(&asked, true).await?)
         } else {
             want.put().to_vec()
         };
@@ -239,13 +246,25 @@ pub async fn sync(store: &Store, touched: &Touched) -> Result<usize, StoreError>
         }
         writes += store.write_batch(&puts, &deletes).await?;
         mine.extend(puts.into_iter().map(|p| p.term));
-        let now: Option<Listing> = store.get_consistent(&key).await?;
-        if now.as_ref().map(|l| &l.updated_at) == current.as_ref().map(|l| &l.updated_at) {
-            break;
+        match moved(store, &key, current.as_ref()).await? {
+            Some(now) => current = now,
+            None => break,
         }
-        current = now;
     }
     Ok(writes)
+}
+
+/// The listing read again (strongly consistent) after writing its
+/// postings: its newer state if another writer changed it since `read`
+/// (its `updatedAt`), `None` if not.
+async fn moved(
+    store: &Store,
+    key: &EntityKey<Listing>,
+    read: Option<&Listing>,
+) -> Result<Option<Option<Listing>>, StoreError> {
+    let now: Option<Listing> = store.get_consistent(key).await?;
+    let changed = now.as_ref().map(|l| &l.updated_at) != read.map(|l| &l.updated_at);
+    Ok(changed.then_some(now))
 }
 
 /// Reads and writes of one listing's postings that its writer moved in between.

@@ -36,42 +36,43 @@ impl Price {
 /// aggregate write happens at most once per stream batch.
 pub fn of(load: &Load, requests: f64, batches_per_second: f64) -> Price {
     let rru = load.rcu.values().fold(0.0, |a, b| a + b);
-    let mut wru = load.wcu.values().fold(0.0, |a, b| a + b);
-    for (key, wcu) in &load.coalesced_wcu {
+    let wru = load.wcu.values().fold(0.0, |a, b| a + b) + coalesced(load, &load.coalesced_wcu, batches_per_second);
+    Price { rru: per(rru, requests), wru: per(wru, requests) }
+}
+
+/// Units written by coalesced writes, by partition: each partition's at
+/// most once per stream batch.
+fn coalesced(load: &Load, written: &BTreeMap<(String, String), f64>, batches_per_second: f64) -> f64 {
+    let mut units = 0.0;
+    for (key, w) in written {
         let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
-        wru += if rate > 0.0 { wcu * (batches_per_second / rate).min(1.0) } else { 0.0 };
+        units += if rate > 0.0 { w * (batches_per_second / rate).min(1.0) } else { 0.0 };
     }
-    let per = |units: f64| if requests > 0.0 { units / requests } else { 0.0 };
-    Price { rru: per(rru), wru: per(wru) }
+    units
+}
+
+/// Units per request of a load of `requests` per second.
+fn per(units: f64, requests: f64) -> f64 {
+    if requests > 0.0 {
+        units / requests
+    } else {
+        0.0
+    }
 }
 
 /// The floor of a load of `requests` per second: what it would cost if each
 /// request paid only for the bytes it reads and the items and index keys
 /// it writes, so we know how far from the limit the design is.
 pub fn floor(load: &Load, requests: f64, batches_per_second: f64) -> Price {
-    let mut wru = load.floor_wru;
-    for (key, kb) in &load.floor_coalesced {
-        let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
-        wru += if rate > 0.0 { kb * (batches_per_second / rate).min(1.0) } else { 0.0 };
-    }
-    let per = |units: f64| if requests > 0.0 { units / requests } else { 0.0 };
-    Price { rru: per(load.floor_rru), wru: per(wru) }
+    let wru = load.floor_wru + coalesced(load, &load.floor_coalesced, batches_per_second);
+    Price { rru: per(load.floor_rru, requests), wru: per(wru, requests) }
 }
 
 /// The write units per request that transactions add to a load of
 /// `requests` per second (the second unit of each item they write):
 /// without them, the mix would pay one unit per item and index key.
 pub fn premium(load: &Load, requests: f64, batches_per_second: f64) -> f64 {
-    let mut wru = load.premium_wcu;
-    for (key, wcu) in &load.premium_coalesced {
-        let rate = load.coalesced_rate.get(key).copied().unwrap_or(0.0);
-        wru += if rate > 0.0 { wcu * (batches_per_second / rate).min(1.0) } else { 0.0 };
-    }
-    if requests > 0.0 {
-        wru / requests
-    } else {
-        0.0
-    }
+    per(load.premium_wcu + coalesced(load, &load.premium_coalesced, batches_per_second), requests)
 }
 
 /// Each kind of the mix alone, at its own rate.

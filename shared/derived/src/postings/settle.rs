@@ -11,7 +11,7 @@ use keyschema::records::Posting;
 use keyschema::{keys, Key};
 use store::{Store, StoreError};
 
-use super::{Sale, Touched, Want, ATTEMPTS};
+use super::{moved, Sale, Touched, Want, ATTEMPTS};
 use crate::image::{Body, Image};
 
 /// What settling one listing's postings did.
@@ -116,7 +116,7 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
         asked.extend(touched.terms.iter().chain(&mine).map(String::as_str));
         let asked = asked.into_iter().map(|t| keys::posting(t, listing)).collect::<Result<Vec<_>, _>>()?;
         let held: Vec<Posting> = store.batch_get(&asked, true).await?;
-        let puts: Vec<Posting> = want.put().iter().filter(|p| !held.contains(p)).cloned().collect();
+        let puts = want.missing(&held);
         // A held posting the state puts is overwritten by its put.
         let deletes: Vec<Key> = held
             .iter()
@@ -132,14 +132,13 @@ async fn settle_readable(store: &Store, touched: &Touched, dry_run: bool) -> Res
         store.write_batch(&puts, &deletes).await?;
         repaired = true;
         mine.extend(puts.into_iter().map(|p| p.term));
-        let now: Option<Listing> = store.get_consistent(&key).await?;
-        if now.as_ref().map(|l| &l.updated_at) == current.as_ref().map(|l| &l.updated_at) {
-            return Ok(Settled::Repaired);
-        }
-        // It changed: the next round deletes what this one put unless the
+        // Changed: the next round deletes what this one put unless the
         // newer state puts it too (the stream may have processed the change
         // before this round's writes landed).
-        current = now;
+        match moved(store, &key, current.as_ref()).await? {
+            Some(now) => current = now,
+            None => return Ok(Settled::Repaired),
+        }
     }
     Ok(Settled::Moved)
 }

@@ -112,16 +112,27 @@ pub(super) fn facts(op: &str, body: &Value) -> Facts {
     f
 }
 
+/// What an update's `SET` clause assigns: each attribute name with the
+/// placeholder of its value (`SET #n = :v`).
+fn assignments(update: &Value) -> Vec<(&str, &str)> {
+    let text = update["UpdateExpression"].as_str().unwrap_or_default();
+    let set = text.split(" REMOVE ").next().unwrap_or_default();
+    let names = update["ExpressionAttributeNames"].as_object().into_iter().flatten();
+    names
+        .filter_map(|(placeholder, name)| {
+            let at = set.find(&format!("{placeholder} = "))?;
+            let value = set[at + placeholder.len() + 3..].split([',', ' ']).next().unwrap_or_default();
+            Some((name.as_str()?, value))
+        })
+        .collect()
+}
+
 /// Index partitions an update's expression sets (`SET ... #n = :v` where
 /// `#n` names an index's partition key attribute).
 pub(super) fn set_partitions(update: &Value) -> Vec<Partition> {
-    let text = update["UpdateExpression"].as_str().unwrap_or_default();
-    let set = text.split(" REMOVE ").next().unwrap_or_default();
     let mut out = Vec::new();
-    for (placeholder, name) in update["ExpressionAttributeNames"].as_object().into_iter().flatten() {
-        let Some(at) = set.find(&format!("{placeholder} = ")) else { continue };
-        let value = set[at + placeholder.len() + 3..].split([',', ' ']).next().unwrap_or_default();
-        for index in Index::GSIS.iter().filter(|i| name.as_str() == Some(i.pk())) {
+    for (name, value) in assignments(update) {
+        for index in Index::GSIS.iter().filter(|i| name == i.pk()) {
             if let (Some(index), Some(pk)) = (index.name(), update["ExpressionAttributeValues"][value]["S"].as_str()) {
                 out.push((index, pk.to_owned()));
             }
@@ -130,20 +141,9 @@ pub(super) fn set_partitions(update: &Value) -> Vec<Partition> {
     out
 }
 
-/// The names an update's `SET` clause assigns.
-fn set_names(update: &Value) -> Vec<&str> {
-    let text = update["UpdateExpression"].as_str().unwrap_or_default();
-    let set = text.split(" REMOVE ").next().unwrap_or_default();
-    let names = update["ExpressionAttributeNames"].as_object().into_iter().flatten();
-    names
-        .filter(|(placeholder, _)| set.contains(&format!("{placeholder} = ")))
-        .filter_map(|(_, n)| n.as_str())
-        .collect()
-}
-
 /// The indexes whose sort key an update sets without their partition key.
 pub(super) fn sort_key_moves(update: &Value) -> Vec<&'static str> {
-    let names = set_names(update);
+    let names: Vec<&str> = assignments(update).into_iter().map(|(name, _)| name).collect();
     Index::GSIS
         .iter()
         .filter(|i| names.contains(&i.sk()) && !names.contains(&i.pk()))
